@@ -1,0 +1,338 @@
+//! The single-machine search driver: level after level, every shard's task
+//! runs the kernel over memory-mapped scratch files, until a level is empty,
+//! the group order is reached, or `max_depth` stops it.
+
+use crate::bits::{first_set_bits, Plane, PlaneMut};
+use crate::job::{Job, TRANSITION_CACHE_BYTES};
+use crate::kernel::{expand_shard, Frontier, TaskInputs, TaskStats};
+use crate::layout::StateIndex;
+use crate::lowtable::LowTable;
+use crate::transition::{PreparedMoves, ShardTransitions};
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// How to run a search.
+#[derive(Clone, Debug, Default)]
+pub struct SearchConfig {
+    /// Worker threads (0 = all cores).
+    pub threads: usize,
+    /// Stop after this depth even if states remain.
+    pub max_depth: Option<u32>,
+    /// Directory for scratch files (a fresh subdirectory is made and removed).
+    pub scratch: Option<PathBuf>,
+    /// How many antipodes to report.
+    pub antipodes: usize,
+}
+
+/// Progress reports from a running search.
+pub trait Progress: Sync {
+    /// A level begins; `blocks` units of work follow.
+    fn level_started(&self, _depth: u32, _blocks: u64) {}
+    /// One block finished with `found` new states.
+    fn block_done(&self, _found: u64) {}
+    /// A level ended with `count` states.
+    fn level_finished(&self, _depth: u32, _count: u64, _seconds: f64) {}
+}
+
+/// A progress sink that ignores everything.
+pub struct Silent;
+impl Progress for Silent {}
+
+/// A state at maximum depth with a shortest solving word.
+#[derive(Clone, Debug)]
+pub struct Antipode {
+    /// Position notation `p[piece] = slot`.
+    pub state: Vec<u8>,
+    /// Move indices that take the state back to solved, in order.
+    pub solution: Vec<usize>,
+}
+
+/// What a search found.
+#[derive(Clone, Debug)]
+pub struct SearchOutcome {
+    /// States at each depth.
+    pub depths: Vec<u64>,
+    /// Wall seconds per level (level 0 included, as setup time).
+    pub level_seconds: Vec<f64>,
+    /// True when every reachable state was counted.
+    pub complete: bool,
+    /// Up to `antipodes` states at the last depth.
+    pub antipodes: Vec<Antipode>,
+    /// Kernel statistics summed over all tasks.
+    pub stats: TaskStats,
+    /// Total wall seconds.
+    pub seconds: f64,
+}
+
+/// Scratch directory holding one file per (level, shard).
+pub struct LevelStore {
+    root: PathBuf,
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl LevelStore {
+    /// A fresh store under `parent` (or the system temp dir); removed on drop.
+    pub fn new(parent: Option<&Path>) -> anyhow::Result<LevelStore> {
+        let temp = match parent {
+            Some(p) => {
+                std::fs::create_dir_all(p)
+                    .with_context(|| format!("cannot create scratch directory {}", p.display()))?;
+                tempfile::Builder::new()
+                    .prefix("cayley-scratch-")
+                    .tempdir_in(p)
+            }
+            None => tempfile::Builder::new().prefix("cayley-scratch-").tempdir(),
+        }
+        .context("cannot create a scratch directory")?;
+        Ok(LevelStore {
+            root: temp.path().to_path_buf(),
+            _temp: Some(temp),
+        })
+    }
+
+    /// Path of the file of `(level, shard)`.
+    pub fn path(&self, level: u32, shard: u64) -> PathBuf {
+        self.root
+            .join(format!("level-{:04}", level))
+            .join(format!("shard-{:08}.bits", shard))
+    }
+
+    /// Creates the files of a new level.
+    pub fn create_level(
+        &self,
+        level: u32,
+        shards: u64,
+        words: usize,
+    ) -> anyhow::Result<Vec<PlaneMut>> {
+        let dir = self.root.join(format!("level-{:04}", level));
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        (0..shards)
+            .map(|s| {
+                let path = self.path(level, s);
+                PlaneMut::create(&path, words)
+                    .with_context(|| format!("cannot create scratch file {}", path.display()))
+            })
+            .collect()
+    }
+
+    /// Maps one shard of a finished level.
+    pub fn open(&self, level: u32, shard: u64) -> anyhow::Result<Plane> {
+        let path = self.path(level, shard);
+        Plane::open(&path).with_context(|| format!("cannot read scratch file {}", path.display()))
+    }
+}
+
+/// Shared, read-only machinery of a search: the low table and the
+/// transitions of every shard (cached when they fit the budget).
+pub struct SearchContext<'a> {
+    pub job: &'a Job,
+    pub table: LowTable,
+    moves: PreparedMoves,
+    cache: Option<Vec<OnceLock<Arc<ShardTransitions>>>>,
+}
+
+impl<'a> SearchContext<'a> {
+    /// Builds the low table and prepares the moves.
+    pub fn new(job: &'a Job) -> SearchContext<'a> {
+        let layout = &job.layout;
+        let table = LowTable::new(layout.low_pieces, layout.even);
+        let bytes = layout.blocks() * job.puzzle.moves.len() as u64 * 16;
+        let cache = (bytes <= TRANSITION_CACHE_BYTES)
+            .then(|| (0..layout.shards()).map(|_| OnceLock::new()).collect());
+        SearchContext {
+            job,
+            table,
+            moves: PreparedMoves::new(&job.puzzle),
+            cache,
+        }
+    }
+
+    /// Transitions of `shard`.
+    pub fn transitions(&self, shard: u64) -> Arc<ShardTransitions> {
+        let build = || {
+            Arc::new(ShardTransitions::build(
+                &self.job.layout,
+                &self.table,
+                &self.moves,
+                shard,
+            ))
+        };
+        match &self.cache {
+            Some(slots) => slots[shard as usize].get_or_init(build).clone(),
+            None => build(),
+        }
+    }
+}
+
+/// Runs a whole search on this machine.
+pub fn search(
+    job: &Job,
+    config: &SearchConfig,
+    progress: &dyn Progress,
+) -> anyhow::Result<SearchOutcome> {
+    let threads = if config.threads == 0 {
+        num_cpus()
+    } else {
+        config.threads
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("cannot start worker threads")?;
+    pool.install(|| search_in_pool(job, config, progress))
+}
+
+fn num_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn search_in_pool(
+    job: &Job,
+    config: &SearchConfig,
+    progress: &dyn Progress,
+) -> anyhow::Result<SearchOutcome> {
+    let started = Instant::now();
+    let layout = &job.layout;
+    let store = LevelStore::new(config.scratch.as_deref())?;
+    let ctx = SearchContext::new(job);
+    let shards = layout.shards();
+    let words = layout.shard_words();
+
+    // Level 0: the solved state alone.
+    let mut level0 = store.create_level(0, shards, words)?;
+    let solved: Vec<u8> = (0..layout.pieces as u8).collect();
+    let (shard, word, bit) = layout.bit_position(layout.index_of(&solved));
+    level0[shard as usize].words_mut()[word] |= 1u64 << bit;
+    let mut current: Vec<Plane> = level0
+        .into_iter()
+        .map(|p| p.freeze())
+        .collect::<Result<_, _>>()?;
+    let mut previous: Option<Vec<Plane>> = None;
+    let mut depths = vec![1u64];
+    let mut level_seconds = vec![started.elapsed().as_secs_f64()];
+    let mut total: u128 = 1;
+    let mut stats = TaskStats::default();
+    let zeros = vec![0u64; words];
+
+    loop {
+        let depth = depths.len() as u32 - 1;
+        if total >= job.group_order || config.max_depth.is_some_and(|m| depth >= m) {
+            break;
+        }
+        let level_start = Instant::now();
+        progress.level_started(depth + 1, layout.blocks());
+        let mut next = store.create_level(depth + 1, shards, words)?;
+        let frontier = Frontier::new(layout, current.iter().map(|p| p.words()).collect());
+        let mut count = 0u64;
+        for (shard, out) in next.iter_mut().enumerate() {
+            let transitions = ctx.transitions(shard as u64);
+            let inputs = TaskInputs {
+                layout,
+                table: &ctx.table,
+                transitions: &transitions,
+                frontier: &frontier,
+                previous: previous.as_ref().map_or(&zeros[..], |p| p[shard].words()),
+                current: current[shard].words(),
+            };
+            let task = expand_shard(&inputs, out.words_mut(), &|found| {
+                progress.block_done(found)
+            });
+            count += task.found;
+            stats = stats.add(task);
+        }
+        let seconds = level_start.elapsed().as_secs_f64();
+        progress.level_finished(depth + 1, count, seconds);
+        if count == 0 {
+            break;
+        }
+        depths.push(count);
+        level_seconds.push(seconds);
+        total += count as u128;
+        previous = Some(std::mem::take(&mut current));
+        current = next
+            .into_iter()
+            .map(|p| p.freeze())
+            .collect::<Result<_, _>>()?;
+    }
+    drop(previous);
+    drop(current);
+
+    let complete = total == job.group_order;
+    if config.max_depth.is_none() && !complete {
+        anyhow::bail!(
+            "internal check failed: the search counted {} states but the group has {}; the table is not trustworthy",
+            total,
+            job.group_order
+        );
+    }
+    let last = depths.len() as u32 - 1;
+    let antipodes = find_antipodes(job, &store, last, config.antipodes)?;
+    Ok(SearchOutcome {
+        depths,
+        level_seconds,
+        complete,
+        antipodes,
+        stats,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Picks the first `limit` states of level `depth` and walks each back to
+/// solved through the earlier levels.
+fn find_antipodes(
+    job: &Job,
+    store: &LevelStore,
+    depth: u32,
+    limit: usize,
+) -> anyhow::Result<Vec<Antipode>> {
+    let layout = &job.layout;
+    let per_shard = layout.blocks_per_shard();
+    let bw = layout.block_words();
+    let mut states = Vec::new();
+    for shard in 0..layout.shards() {
+        if states.len() >= limit {
+            break;
+        }
+        let plane = store.open(depth, shard)?;
+        for bit in first_set_bits(plane.words(), limit - states.len()) {
+            let block = shard * per_shard + (bit / (bw * 64)) as u64;
+            let low = bit % (bw * 64);
+            states.push(layout.state_at(StateIndex { block, low }));
+        }
+    }
+    let mut walkers: Vec<Antipode> = states
+        .into_iter()
+        .map(|state| Antipode {
+            state,
+            solution: Vec::new(),
+        })
+        .collect();
+    let mut positions: Vec<Vec<u8>> = walkers.iter().map(|a| a.state.clone()).collect();
+    for d in (0..depth).rev() {
+        let planes: Vec<Plane> = (0..layout.shards())
+            .map(|s| store.open(d, s))
+            .collect::<Result<_, _>>()?;
+        for (walker, pos) in walkers.iter_mut().zip(positions.iter_mut()) {
+            let step = job.puzzle.moves.iter().enumerate().find_map(|(i, m)| {
+                let next = job.puzzle.apply(m, pos)?;
+                let (shard, word, bit) = layout.bit_position(layout.index_of(&next));
+                ((planes[shard as usize].words()[word] >> bit) & 1 == 1).then_some((i, next))
+            });
+            let (i, next) = step.with_context(|| {
+                format!(
+                    "no neighbour at depth {} while walking back; the level files are inconsistent",
+                    d
+                )
+            })?;
+            walker.solution.push(i);
+            *pos = next;
+        }
+    }
+    debug_assert!(positions
+        .iter()
+        .all(|p| p.iter().enumerate().all(|(i, &s)| i == s as usize)));
+    Ok(walkers)
+}

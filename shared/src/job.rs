@@ -1,0 +1,155 @@
+//! A job: a puzzle with its group order and shard plan, and what running it
+//! will cost.
+
+use crate::group::group_order;
+use crate::layout::{Layout, LayoutError, DEFAULT_LOW_PIECES, TARGET_SHARD_BYTES};
+use crate::lowtable::table_bytes;
+use crate::puzzle::Puzzle;
+use crate::rank::factorial;
+use serde::Serialize;
+use std::path::Path;
+
+/// Transition tables are kept across levels while they fit in this budget.
+pub const TRANSITION_CACHE_BYTES: u64 = 256 << 20;
+
+/// A puzzle ready to search.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub puzzle: Puzzle,
+    pub layout: Layout,
+    /// Order of the group the moves generate (Schreier–Sims), the number of
+    /// states a complete search must find.
+    pub group_order: u128,
+}
+
+/// Memory and disk a search needs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Requirements {
+    /// Bytes of one level's bit array.
+    pub level_bytes: u128,
+    /// Bytes of the low table.
+    pub table_bytes: u64,
+    /// Bytes of the cached transitions (0 when they are rebuilt per task).
+    pub transition_bytes: u64,
+    /// Resident memory of a single-machine run: three mapped levels plus tables.
+    pub memory_bytes: u128,
+    /// Scratch disk for the three live levels; every earlier level kept adds
+    /// at most one level's bytes.
+    pub disk_bytes: u128,
+    /// Number of shards.
+    pub shards: u128,
+}
+
+impl Job {
+    /// Plans a job; fails when the puzzle cannot be ranked or sharded.
+    pub fn new(puzzle: Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Job> {
+        let guarded = puzzle.guarded_pieces();
+        if guarded.iter().enumerate().any(|(i, &p)| i != p) {
+            anyhow::bail!("guarded pieces must be the first pieces of the puzzle");
+        }
+        if !puzzle.is_undirected() {
+            anyhow::bail!("'{}': directed generator sets are not supported yet (every move needs its inverse among the moves)", puzzle.spec);
+        }
+        let even = puzzle.all_moves_even();
+        let layout =
+            Layout::plan(puzzle.slots, even, guarded.len(), shard_pieces).map_err(|e| match e {
+                LayoutError::TooManyPieces { .. } => anyhow::anyhow!(
+                    "'{}' cannot be searched: {}",
+                    puzzle.spec,
+                    describe_oversize(puzzle.slots, even)
+                ),
+                other => anyhow::anyhow!(other),
+            })?;
+        let group_order = group_order(puzzle.slots, &puzzle.generator_perms());
+        Ok(Job {
+            puzzle,
+            layout,
+            group_order,
+        })
+    }
+
+    /// Memory and disk estimates.
+    pub fn requirements(&self) -> Requirements {
+        let l = &self.layout;
+        let level = l.level_bytes() as u128;
+        let transitions = l.blocks() * self.puzzle.moves.len() as u64 * 16;
+        let cached = if transitions <= TRANSITION_CACHE_BYTES {
+            transitions
+        } else {
+            0
+        };
+        let table = table_bytes(l.low_pieces);
+        Requirements {
+            level_bytes: level,
+            table_bytes: table,
+            transition_bytes: cached,
+            memory_bytes: 3 * level + table as u128 + cached as u128,
+            disk_bytes: 3 * level,
+            shards: l.shards() as u128,
+        }
+    }
+
+    /// Refuses, before anything is allocated, a single-machine run this
+    /// machine cannot hold.
+    pub fn check_fits_here(&self, scratch: &Path) -> anyhow::Result<()> {
+        let req = self.requirements();
+        let memory = total_memory_bytes();
+        let disk = fs4::available_space(scratch).ok();
+        let too_much_memory = memory.is_some_and(|m| req.memory_bytes > m as u128);
+        let too_much_disk = disk.is_some_and(|d| req.disk_bytes > d as u128);
+        if too_much_memory || too_much_disk {
+            anyhow::bail!(
+                "'{}' is too large for this machine: {} states in {} shards need about {} of memory and {} of scratch disk ({} and {} available); run it on a cluster with `cayley serve`",
+                self.puzzle.spec,
+                self.layout.states(),
+                req.shards,
+                human_bytes(req.memory_bytes),
+                human_bytes(req.disk_bytes),
+                memory.map_or("unknown".into(), |m| human_bytes(m as u128)),
+                disk.map_or("unknown".into(), |d| human_bytes(d as u128)),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Explains why a puzzle with too many pieces cannot be ranked, with the
+/// size of the space it would have.
+fn describe_oversize(pieces: usize, even: bool) -> String {
+    let states = factorial(pieces) as f64 / if even { 2.0 } else { 1.0 };
+    let level = states / 8.0;
+    let shards = (level / TARGET_SHARD_BYTES as f64).ceil();
+    format!(
+        "{:.3e} states would need {} per level ({:.3e} shards of {}), and ranking supports at most {} pieces (limit of {} low pieces per block)",
+        states,
+        human_bytes(level as u128),
+        shards,
+        human_bytes(TARGET_SHARD_BYTES),
+        crate::rank::MAX_RANKED_POINTS,
+        DEFAULT_LOW_PIECES
+    )
+}
+
+/// Total physical memory from `/proc/meminfo`, when readable.
+pub fn total_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// `1.5 GiB`-style sizes.
+pub fn human_bytes(bytes: u128) -> String {
+    const UNITS: [&str; 9] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{} B", bytes)
+    } else {
+        format!("{:.1} {}", value, UNITS[unit])
+    }
+}

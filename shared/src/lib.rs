@@ -1,0 +1,26 @@
+//! Shared library of cayley: everything the coordinator and the workers both
+//! need, in data-path order:
+//!
+//! puzzle → ranking → shard layout → transitions → kernel → engine → result.
+//!
+//! - [`puzzle`]: slots, pieces, moves and metrics; spec parsing.
+//! - [`perm`], [`rank`]: permutations and their perfect lexicographic ranking.
+//! - [`group`]: group order by Schreier–Sims, the independent check of every table.
+//! - [`layout`]: how a rank splits into shard, block and low part.
+//! - [`lowtable`], [`transition`]: how a move carries a whole block.
+//! - [`bits`], [`kernel`]: memory-mapped bit arrays and the BFS task.
+//! - [`job`], [`engine`]: planning, resource checks and the level loop.
+//! - [`result`]: `result.json`, `depths.csv`, printed tables.
+
+pub mod bits;
+pub mod engine;
+pub mod group;
+pub mod job;
+pub mod kernel;
+pub mod layout;
+pub mod lowtable;
+pub mod perm;
+pub mod puzzle;
+pub mod rank;
+pub mod result;
+pub mod transition;

@@ -1,0 +1,113 @@
+//! The result files of a job: `result.json`, `depths.csv`, and the
+//! human-readable table printed at the end of a run.
+
+use crate::engine::SearchOutcome;
+use crate::job::Job;
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One antipode as written to `result.json`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct AntipodeRecord {
+    /// Piece labels slot by slot (row-major for grids).
+    pub state: Vec<String>,
+    /// Moves, space-separated, that take this state back to solved.
+    pub word: String,
+}
+
+/// The contents of `result.json`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunResult {
+    pub puzzle: String,
+    pub metric: String,
+    /// Group order as a decimal string (it can exceed 64 bits).
+    pub group_order: String,
+    /// States counted.
+    pub states: u64,
+    /// Largest depth reached.
+    pub diameter: u32,
+    /// True when every reachable state was counted.
+    pub complete: bool,
+    /// States at each depth, index = depth.
+    pub depths: Vec<u64>,
+    pub antipodes: Vec<AntipodeRecord>,
+    /// Wall seconds per level, index = depth.
+    pub level_seconds: Vec<f64>,
+    pub total_seconds: f64,
+    pub shard_pieces: usize,
+    pub shards: u64,
+    pub generators: usize,
+}
+
+impl RunResult {
+    /// Assembles the result of a finished search.
+    pub fn new(job: &Job, outcome: &SearchOutcome) -> RunResult {
+        let puzzle = &job.puzzle;
+        RunResult {
+            puzzle: puzzle.spec.clone(),
+            metric: puzzle.metric.name().to_string(),
+            group_order: job.group_order.to_string(),
+            states: outcome.depths.iter().sum(),
+            diameter: outcome.depths.len() as u32 - 1,
+            complete: outcome.complete,
+            depths: outcome.depths.clone(),
+            antipodes: outcome
+                .antipodes
+                .iter()
+                .map(|a| AntipodeRecord {
+                    state: puzzle.slot_contents(&a.state),
+                    word: a
+                        .solution
+                        .iter()
+                        .map(|&i| puzzle.moves[i].name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                })
+                .collect(),
+            level_seconds: outcome.level_seconds.clone(),
+            total_seconds: outcome.seconds,
+            shard_pieces: job.layout.shard_pieces,
+            shards: job.layout.shards(),
+            generators: puzzle.moves.len(),
+        }
+    }
+
+    /// Writes `result.json` and `depths.csv` into `dir` (created if needed).
+    pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create output directory {}", dir.display()))?;
+        let json = serde_json::to_string_pretty(self)?;
+        write_atomic(&dir.join("result.json"), json.as_bytes())?;
+        let mut csv = String::from("depth,count\n");
+        for (d, c) in self.depths.iter().enumerate() {
+            let _ = writeln!(csv, "{},{}", d, c);
+        }
+        write_atomic(&dir.join("depths.csv"), csv.as_bytes())
+    }
+
+    /// The depth table as aligned text, with cumulative counts.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{:>5}  {:>20}  {:>20}",
+            "depth", "states", "cumulative"
+        );
+        let mut sum = 0u64;
+        for (d, &c) in self.depths.iter().enumerate() {
+            sum += c;
+            let _ = writeln!(out, "{:>5}  {:>20}  {:>20}", d, c, sum);
+        }
+        out
+    }
+}
+
+/// Writes a file through a temporary name so readers never see half of it.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot move {} into place", path.display()))
+}

@@ -1,0 +1,138 @@
+//! Block transitions: for every block of a target shard and every move, the
+//! block its predecessors live in and the low-table rows that map between
+//! the two blocks' low indices.
+//!
+//! A state `y` of target block `B` has predecessor `x = m⁻¹(y)` under move
+//! `m`. All of `B`'s states have their predecessors in one source block
+//! `m⁻¹(B)`, and the low parts correspond through one permutation `τ`
+//! (target-relative slot → source-relative slot). The bottom-up kernel looks
+//! up `τ` on target indices; the top-down kernel looks up `τ⁻¹` on source
+//! indices.
+
+use crate::layout::Layout;
+use crate::lowtable::LowTable;
+use crate::perm::Perm;
+use crate::puzzle::{Guard, Puzzle};
+use crate::rank::rank_perm;
+
+/// Marks a move that is illegal for every state of the target block.
+pub const NO_SOURCE: u64 = u64::MAX;
+
+/// One (target block, move) pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transition {
+    /// Block holding the predecessors, or [`NO_SOURCE`].
+    pub src_block: u64,
+    /// Low-table row mapping a target low index to its predecessor's index.
+    pub bottom_up_row: u32,
+    /// Low-table row mapping a source low index to its successor's index.
+    pub top_down_row: u32,
+}
+
+/// The moves in the form the transition builder needs.
+pub struct PreparedMoves {
+    inverses: Vec<Perm>,
+    forward: Vec<Perm>,
+    guards: Vec<Option<Guard>>,
+}
+
+impl PreparedMoves {
+    /// Prepares the moves of `puzzle`.
+    pub fn new(puzzle: &Puzzle) -> PreparedMoves {
+        PreparedMoves {
+            inverses: puzzle.moves.iter().map(|m| m.perm.inverse()).collect(),
+            forward: puzzle.moves.iter().map(|m| m.perm.clone()).collect(),
+            guards: puzzle.moves.iter().map(|m| m.guard).collect(),
+        }
+    }
+
+    /// Number of moves.
+    pub fn len(&self) -> usize {
+        self.inverses.len()
+    }
+
+    /// True when there are no moves.
+    pub fn is_empty(&self) -> bool {
+        self.inverses.is_empty()
+    }
+}
+
+/// Transitions of every block of one shard, `moves` entries per block.
+pub struct ShardTransitions {
+    moves: usize,
+    entries: Vec<Transition>,
+}
+
+impl ShardTransitions {
+    /// Transitions of block number `i` inside the shard.
+    #[inline]
+    pub fn of_block(&self, i: usize) -> &[Transition] {
+        &self.entries[i * self.moves..(i + 1) * self.moves]
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.entries.len() * std::mem::size_of::<Transition>()
+    }
+
+    /// Computes the transitions of `shard`.
+    pub fn build(
+        layout: &Layout,
+        table: &LowTable,
+        moves: &PreparedMoves,
+        shard: u64,
+    ) -> ShardTransitions {
+        let per_shard = layout.blocks_per_shard();
+        let first = shard * per_shard;
+        let mut entries = Vec::with_capacity(per_shard as usize * moves.len());
+        let key_len = layout.key_pieces();
+        let low = layout.low_pieces;
+        let mut key = [0u8; 64];
+        let mut src_key = [0u8; 64];
+        let mut tau = [0u8; 16];
+        let mut tau_inv = [0u8; 16];
+        for block in first..first + per_shard {
+            layout.block_key(block, &mut key);
+            let (_, target_odd) = layout.block_of_key(&key[..key_len]);
+            let target_free = layout.free_mask(&key[..key_len]);
+            for g in 0..moves.len() {
+                if let Some(guard) = moves.guards[g] {
+                    // x = m⁻¹(y) is legal iff x[piece] = slot iff y[piece] = m[slot].
+                    if key[guard.piece] != moves.forward[g][guard.slot] {
+                        entries.push(Transition {
+                            src_block: NO_SOURCE,
+                            bottom_up_row: 0,
+                            top_down_row: 0,
+                        });
+                        continue;
+                    }
+                }
+                let h = &moves.inverses[g];
+                for i in 0..key_len {
+                    src_key[i] = h[key[i] as usize];
+                }
+                let (src_block, src_odd) = layout.block_of_key(&src_key[..key_len]);
+                let src_free = layout.free_mask(&src_key[..key_len]);
+                let mut rest = target_free;
+                for slot_of in tau.iter_mut().take(low) {
+                    let s = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    let image = h[s as usize];
+                    *slot_of = (src_free & ((1u64 << image) - 1)).count_ones() as u8;
+                }
+                for a in 0..low {
+                    tau_inv[tau[a] as usize] = a as u8;
+                }
+                entries.push(Transition {
+                    src_block,
+                    bottom_up_row: table.row_offset(rank_perm(&tau[..low]), target_odd),
+                    top_down_row: table.row_offset(rank_perm(&tau_inv[..low]), src_odd),
+                });
+            }
+        }
+        ShardTransitions {
+            moves: moves.len(),
+            entries,
+        }
+    }
+}
