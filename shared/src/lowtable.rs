@@ -25,25 +25,29 @@ impl LowTable {
         assert!(low <= 8, "low part too large for a u16 table");
         let row_len = factorial(low) as usize;
         let states = if even { row_len / 2 } else { row_len };
+        let parities = if even { 2 } else { 1 };
+        // Unrank every low arrangement once; each row then costs one
+        // composition and one rank per entry.
+        let arrangements: Vec<[u8; 8]> = (0..parities * states)
+            .map(|j| {
+                let rank = low_rank(j % states, j >= states, even, low);
+                let mut a = [0u8; 8];
+                a[..low].copy_from_slice(&unrank_perm(rank, low));
+                a
+            })
+            .collect();
         let mut data = vec![0u16; row_len * row_len];
-        data.par_chunks_mut(row_len)
-            .enumerate()
-            .for_each(|(tau_rank, row)| {
-                let tau = unrank_perm(tau_rank as u64, low);
-                let parities = if even { 2 } else { 1 };
-                for q in 0..parities {
-                    for i in 0..states {
-                        let r = unrank_perm(low_rank(i, q == 1, even, low), low);
-                        let image: Vec<u8> = r.iter().map(|&x| tau[x as usize]).collect();
-                        let rank = rank_perm(&image);
-                        row[q * states + i] = if even {
-                            (rank >> 1) as u16
-                        } else {
-                            rank as u16
-                        };
-                    }
+        data.par_chunks_mut(row_len).enumerate().for_each(|(tau_rank, row)| {
+            let tau = unrank_perm(tau_rank as u64, low);
+            for (entry, r) in row.iter_mut().zip(&arrangements) {
+                let mut image = [0u8; 8];
+                for (x, &y) in image.iter_mut().zip(&r[..low]) {
+                    *x = tau[y as usize];
                 }
-            });
+                let rank = rank_perm(&image[..low]);
+                *entry = if even { (rank >> 1) as u16 } else { rank as u16 };
+            }
+        });
         LowTable {
             low,
             even,
