@@ -241,7 +241,7 @@ fn search_in_pool(
                 progress.block_done(found)
             });
             count += task.found;
-            stats = stats.add(task);
+            stats = stats.plus(task);
         }
         let seconds = level_start.elapsed().as_secs_f64();
         progress.level_finished(depth + 1, count, seconds);

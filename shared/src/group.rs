@@ -187,7 +187,7 @@ mod tests {
         assert_eq!(group_order(8, std::slice::from_ref(&rot)), 8);
         let flip = Perm::from_images(vec![0, 7, 6, 5, 4, 3, 2, 1]).unwrap();
         assert_eq!(group_order(8, &[rot, flip.clone()]), 16);
-        assert!(StabiliserChain::new(8, &[flip.clone()]).contains(&flip));
+        assert!(StabiliserChain::new(8, std::slice::from_ref(&flip)).contains(&flip));
         assert_eq!(group_order(8, &[]), 1);
     }
 }

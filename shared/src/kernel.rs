@@ -55,7 +55,7 @@ pub struct TaskStats {
 
 impl TaskStats {
     /// Sum of two statistics.
-    pub fn add(self, o: TaskStats) -> TaskStats {
+    pub fn plus(self, o: TaskStats) -> TaskStats {
         TaskStats {
             found: self.found + o.found,
             evaluations: self.evaluations + o.evaluations,
@@ -103,7 +103,7 @@ pub fn expand_shard(
             on_block(stats.found);
             stats
         })
-        .reduce(TaskStats::default, TaskStats::add)
+        .reduce(TaskStats::default, TaskStats::plus)
 }
 
 /// Mask of valid bits in word `w` of a block of `states` bits.

@@ -39,6 +39,11 @@ pub struct RunResult {
     pub shard_pieces: usize,
     pub shards: u64,
     pub generators: usize,
+    /// Neighbour evaluations (table lookups) the kernel performed.
+    pub evaluations: u64,
+    /// Blocks expanded top-down and bottom-up.
+    pub top_down_blocks: u64,
+    pub bottom_up_blocks: u64,
 }
 
 impl RunResult {
@@ -71,6 +76,9 @@ impl RunResult {
             shard_pieces: job.layout.shard_pieces,
             shards: job.layout.shards(),
             generators: puzzle.moves.len(),
+            evaluations: outcome.stats.evaluations,
+            top_down_blocks: outcome.stats.top_down_blocks,
+            bottom_up_blocks: outcome.stats.bottom_up_blocks,
         }
     }
 

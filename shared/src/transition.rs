@@ -136,3 +136,66 @@ impl ShardTransitions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::StateIndex;
+    use crate::puzzle::from_generators;
+    use proptest::prelude::*;
+
+    /// Low tables are costly to build (50 MB for 7 pieces); share them.
+    fn cached_table(low: usize, even: bool) -> std::sync::Arc<LowTable> {
+        use std::collections::HashMap;
+        use std::sync::{Arc, Mutex, OnceLock};
+        type Tables = Mutex<HashMap<(usize, bool), Arc<LowTable>>>;
+        static TABLES: OnceLock<Tables> = OnceLock::new();
+        let mut map = TABLES.get_or_init(Default::default).lock().unwrap();
+        map.entry((low, even)).or_insert_with(|| Arc::new(LowTable::new(low, even))).clone()
+    }
+
+    fn perm_from_seed(n: usize, mut seed: u64) -> Perm {
+        let mut images: Vec<u8> = (0..n as u8).collect();
+        for i in (1..n).rev() {
+            let j = (seed % (i as u64 + 1)) as usize;
+            seed /= i as u64 + 1;
+            images.swap(i, j);
+        }
+        Perm::from_images(images).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// For random layouts, blocks, moves and states: the transition's
+        /// source block and table rows agree with unrank → apply → rank.
+        #[test]
+        fn transitions_agree_with_unrank_apply_rank(
+            n in 4usize..=10, k_seed in any::<u64>(), move_seed in any::<u64>(),
+            block_seed in any::<u64>(), low_seed in any::<u64>(), square in any::<bool>(),
+        ) {
+            let mut m = perm_from_seed(n, move_seed);
+            if square {
+                m = m.after(&m); // an even move, so the even layout applies
+            }
+            let even = m.is_even();
+            let puzzle = from_generators("t", n, vec![m.clone()]);
+            let probe = Layout::plan(n, even, 0, None).unwrap();
+            let k = (k_seed % (probe.key_pieces() as u64 + 1)) as usize;
+            let layout = Layout::plan(n, even, 0, Some(k)).unwrap();
+            let table = cached_table(layout.low_pieces, even);
+            let moves = PreparedMoves::new(&puzzle);
+            let block = block_seed % layout.blocks();
+            let shard = layout.shard_of_block(block);
+            let trans = ShardTransitions::build(&layout, &table, &moves, shard);
+            let t = trans.of_block((block % layout.blocks_per_shard()) as usize)[0];
+            let y_low = (low_seed % layout.block_states() as u64) as usize;
+            let y = layout.state_at(StateIndex { block, low: y_low });
+            // Predecessor x = m⁻¹(y).
+            let x: Vec<u8> = y.iter().map(|&s| m.inverse()[s as usize]).collect();
+            let xi = layout.index_of(&x);
+            prop_assert_eq!(t.src_block, xi.block);
+            prop_assert_eq!(table.row(t.bottom_up_row)[y_low] as usize, xi.low);
+            prop_assert_eq!(table.row(t.top_down_row)[xi.low] as usize, y_low);
+        }
+    }
+}

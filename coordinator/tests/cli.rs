@@ -1,0 +1,101 @@
+//! The `cayley` command as a user runs it.
+
+use std::process::{Command, Output};
+
+fn cayley(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cayley")).args(args).output().expect("run cayley")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn run_writes_result_files_with_the_published_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("res");
+    let o = cayley(&["run", "loopover:2x3", "--out", out.to_str().unwrap(), "--threads", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
+    assert_eq!(json["puzzle"], "loopover:2x3");
+    assert_eq!(json["metric"], "mtm");
+    assert_eq!(json["group_order"], "720");
+    assert_eq!(json["states"], 720);
+    assert_eq!(json["diameter"], 7);
+    assert_eq!(json["complete"], true);
+    // Published table (seed paper 002).
+    assert_eq!(json["depths"], serde_json::json!([1, 7, 31, 115, 274, 253, 36, 3]));
+    let antipodes = json["antipodes"].as_array().unwrap();
+    assert_eq!(antipodes.len(), 3);
+    for a in antipodes {
+        assert_eq!(a["state"].as_array().unwrap().len(), 6);
+        assert_eq!(a["word"].as_str().unwrap().split(' ').count(), 7);
+    }
+    assert_eq!(json["level_seconds"].as_array().unwrap().len(), 8);
+    let csv = std::fs::read_to_string(out.join("depths.csv")).unwrap();
+    assert_eq!(csv.lines().next(), Some("depth,count"));
+    assert_eq!(csv.lines().nth(8), Some("7,3"));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("diameter 7"), "{}", stdout);
+}
+
+#[test]
+fn max_depth_marks_the_table_partial() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = cayley(&["run", "loopover:3x3", "--max-depth", "3", "-q", "--out", dir.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
+    assert_eq!(json["complete"], false);
+    assert_eq!(json["depths"], serde_json::json!([1, 12, 96, 736]));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("PARTIAL"));
+}
+
+#[test]
+fn bad_input_gives_one_clear_error_line() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "loopover:1x5"], "at least 2 rows"),
+        (&["run", "loopover:2x"], "bad size"),
+        (&["run", "loopover:axb"], "bad size"),
+        (&["run", "rubik:3"], "known families: loopover"),
+        (&["run", "loopover:5x5"], "states would need"),
+        (&["run", "loopover:4x4"], "too large for this machine"),
+        (&["info", "loopover:2x3", "--shard-pieces", "9"], "--shard-pieces 9 is out of range"),
+        (&["run", "loopover:2x3", "--metric", "htm"], "unknown metric"),
+    ];
+    for (args, needle) in cases {
+        let o = cayley(args);
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{:?} succeeded", args);
+        assert!(err.contains(needle), "{:?}: {}", args, err);
+        assert!(!err.contains("panicked"), "{:?}: {}", args, err);
+        if !args.contains(&"--metric") {
+            assert_eq!(err.trim().lines().count(), 1, "{:?}: {}", args, err);
+        }
+    }
+}
+
+#[test]
+fn oversize_refusal_names_memory_disk_and_shards() {
+    let err = stderr(&cayley(&["run", "loopover:4x4"]));
+    assert!(err.contains("shards"), "{}", err);
+    assert!(err.contains("memory") && err.contains("disk"), "{}", err);
+    assert!(err.contains("20922789888000"), "{}", err);
+}
+
+#[test]
+fn info_shows_order_and_plan() {
+    let o = cayley(&["info", "loopover:3x3"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("group order  181440"), "{}", text);
+    assert!(text.contains("even permutations only"), "{}", text);
+    assert!(text.contains("R1+1"), "{}", text);
+}
+
+#[test]
+fn help_documents_every_run_flag() {
+    let text = String::from_utf8_lossy(&cayley(&["run", "--help"]).stdout).into_owned();
+    for flag in ["--metric", "--out", "--threads", "--shard-pieces", "--max-depth", "--scratch", "--antipodes"] {
+        assert!(text.contains(flag), "{} missing from help", flag);
+    }
+}

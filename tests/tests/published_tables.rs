@@ -1,0 +1,60 @@
+//! Loopover MTM depth tables from ../shared/reference/published.md (seed
+//! paper 002 and independent computations), reproduced by the engine.
+
+use cayley_shared::engine::{search, SearchConfig, Silent};
+use cayley_shared::job::Job;
+use cayley_shared::puzzle::{parse_puzzle, Metric};
+
+fn table(spec: &str, shard_pieces: Option<usize>) -> Vec<u64> {
+    let job = Job::new(parse_puzzle(spec, Metric::Mtm).unwrap(), shard_pieces).unwrap();
+    let config = SearchConfig {
+        threads: 2,
+        antipodes: 3,
+        ..SearchConfig::default()
+    };
+    let outcome = search(&job, &config, &Silent).unwrap();
+    assert!(outcome.complete);
+    assert_eq!(outcome.depths.iter().map(|&c| c as u128).sum::<u128>(), job.group_order);
+    outcome.depths
+}
+
+#[test]
+fn loopover_2x2() {
+    assert_eq!(table("loopover:2x2", None), vec![1, 4, 10, 8, 1]);
+}
+
+#[test]
+fn loopover_2x3() {
+    assert_eq!(table("loopover:2x3", None), vec![1, 7, 31, 115, 274, 253, 36, 3]);
+}
+
+#[test]
+fn loopover_2x4() {
+    assert_eq!(table("loopover:2x4", None), vec![1, 10, 63, 352, 1623, 5890, 14345, 15772, 2264]);
+}
+
+#[test]
+fn loopover_2x5() {
+    let expected = vec![1, 13, 106, 790, 4845, 25771, 121338, 472506, 1251350, 1484825, 258645, 8295, 315];
+    assert_eq!(table("loopover:2x5", None), expected);
+    // Cutting the space into many shards must not change the table.
+    assert_eq!(table("loopover:2x5", Some(2)), expected);
+}
+
+#[test]
+fn loopover_3x3_seed_table_1() {
+    let expected = vec![1, 12, 96, 736, 5208, 28674, 89497, 54741, 2475];
+    assert_eq!(table("loopover:3x3", None), expected);
+    assert_eq!(table("loopover:3x3", Some(2)), expected);
+}
+
+#[test]
+fn group_orders_follow_seed_theorem_5_2_3() {
+    // S_{RC} when R·C is even, A_{RC} when R and C are both odd.
+    for (r, c) in [(2, 2), (2, 3), (3, 3), (3, 4), (3, 5), (4, 4), (2, 7)] {
+        let job = Job::new(parse_puzzle(&format!("loopover:{}x{}", r, c), Metric::Mtm).unwrap(), None).unwrap();
+        let full: u128 = (1..=(r * c) as u128).product();
+        let expected = if r % 2 == 1 && c % 2 == 1 { full / 2 } else { full };
+        assert_eq!(job.group_order, expected, "{}x{}", r, c);
+    }
+}
