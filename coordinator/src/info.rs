@@ -22,6 +22,9 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
         println!("  {:<8} {}", m.name, m.perm);
     }
     println!("group order  {}", job.group_order);
+    if job.reachable_states != job.group_order {
+        println!("reachable    {}", job.reachable_states);
+    }
     println!(
         "states       {} ranked ({})",
         l.states(),

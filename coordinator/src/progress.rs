@@ -34,14 +34,11 @@ impl Progress for LevelBars {
         if self.quiet || !std::io::stderr().is_terminal() {
             return;
         }
-        let bar =
-            ProgressBar::with_draw_target(Some(blocks), ProgressDrawTarget::stderr_with_hz(8));
+        let bar = ProgressBar::with_draw_target(Some(blocks), ProgressDrawTarget::stderr_with_hz(8));
         bar.set_style(
-            ProgressStyle::with_template(
-                "depth {prefix:>3} [{bar:30}] {percent:>3}% {msg} {elapsed_precise}",
-            )
-            .expect("static template")
-            .progress_chars("=> "),
+            ProgressStyle::with_template("depth {prefix:>3} [{bar:30}] {percent:>3}% {msg} {elapsed_precise}")
+                .expect("static template")
+                .progress_chars("=> "),
         );
         bar.set_prefix(depth.to_string());
         *self.bar.lock().unwrap() = Some(bar);
@@ -52,18 +49,8 @@ impl Progress for LevelBars {
         if let Some(bar) = self.bar.lock().unwrap().as_ref() {
             bar.inc(1);
             if bar.position() % 512 == 0 {
-                let secs = self
-                    .started
-                    .lock()
-                    .unwrap()
-                    .elapsed()
-                    .as_secs_f64()
-                    .max(1e-9);
-                bar.set_message(format!(
-                    "{} states, {:.1} M states/s",
-                    total,
-                    total as f64 / secs / 1e6
-                ));
+                let secs = self.started.lock().unwrap().elapsed().as_secs_f64().max(1e-9);
+                bar.set_message(format!("{} states, {:.1} M states/s", total, total as f64 / secs / 1e6));
             }
         }
     }
@@ -73,10 +60,7 @@ impl Progress for LevelBars {
             bar.finish_and_clear();
         }
         if !self.quiet {
-            eprintln!(
-                "depth {:>3}: {:>16} states  {:>8.2} s",
-                depth, count, seconds
-            );
+            eprintln!("depth {:>3}: {:>16} states  {:>8.2} s", depth, count, seconds);
         }
     }
 }

@@ -20,7 +20,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             "{} ({}): {} states, {} generators, {} shards",
             job.puzzle.spec,
             job.puzzle.metric,
-            job.group_order,
+            job.reachable_states,
             job.puzzle.moves.len(),
             job.layout.shards()
         );
@@ -54,22 +54,18 @@ pub fn default_out_dir(spec: &str, metric: &str) -> PathBuf {
     PathBuf::from("cayley-out").join(format!("{}-{}", safe, metric))
 }
 
-fn print_summary(
-    job: &cayley_shared::job::Job,
-    result: &RunResult,
-    outcome: &cayley_shared::engine::SearchOutcome,
-) {
+fn print_summary(job: &cayley_shared::job::Job, result: &RunResult, outcome: &cayley_shared::engine::SearchOutcome) {
     println!("{} ({} metric)", result.puzzle, result.metric);
     print!("{}", result.table());
     if result.complete {
         println!(
-            "complete: {} states = group order; diameter {}",
+            "complete: {} states = all reachable states; diameter {}",
             result.states, result.diameter
         );
     } else {
         println!(
             "PARTIAL table (stopped at depth {}): {} of {} states counted",
-            result.diameter, result.states, result.group_order
+            result.diameter, result.states, result.reachable_states
         );
     }
     println!("{} s total", format_args!("{:.2}", result.total_seconds));
@@ -82,14 +78,7 @@ fn print_summary(
         );
         for (a, rec) in outcome.antipodes.iter().zip(&result.antipodes) {
             println!("{}", job.puzzle.render(&a.state));
-            println!(
-                "solve: {}\n",
-                if rec.word.is_empty() {
-                    "(solved)"
-                } else {
-                    &rec.word
-                }
-            );
+            println!("solve: {}\n", if rec.word.is_empty() { "(solved)" } else { &rec.word });
         }
     }
 }

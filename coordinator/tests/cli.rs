@@ -3,7 +3,10 @@
 use std::process::{Command, Output};
 
 fn cayley(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cayley")).args(args).output().expect("run cayley")
+    Command::new(env!("CARGO_BIN_EXE_cayley"))
+        .args(args)
+        .output()
+        .expect("run cayley")
 }
 
 fn stderr(o: &Output) -> String {
@@ -42,9 +45,18 @@ fn run_writes_result_files_with_the_published_table() {
 #[test]
 fn max_depth_marks_the_table_partial() {
     let dir = tempfile::tempdir().unwrap();
-    let o = cayley(&["run", "loopover:3x3", "--max-depth", "3", "-q", "--out", dir.path().to_str().unwrap()]);
+    let o = cayley(&[
+        "run",
+        "loopover:3x3",
+        "--max-depth",
+        "3",
+        "-q",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
     assert_eq!(json["complete"], false);
     assert_eq!(json["depths"], serde_json::json!([1, 12, 96, 736]));
     assert!(String::from_utf8_lossy(&o.stdout).contains("PARTIAL"));
@@ -59,7 +71,10 @@ fn bad_input_gives_one_clear_error_line() {
         (&["run", "rubik:3"], "known families: loopover"),
         (&["run", "loopover:5x5"], "states would need"),
         (&["run", "loopover:4x4"], "too large for this machine"),
-        (&["info", "loopover:2x3", "--shard-pieces", "9"], "--shard-pieces 9 is out of range"),
+        (
+            &["info", "loopover:2x3", "--shard-pieces", "9"],
+            "--shard-pieces 9 is out of range",
+        ),
         (&["run", "loopover:2x3", "--metric", "htm"], "unknown metric"),
     ];
     for (args, needle) in cases {
@@ -95,7 +110,15 @@ fn info_shows_order_and_plan() {
 #[test]
 fn help_documents_every_run_flag() {
     let text = String::from_utf8_lossy(&cayley(&["run", "--help"]).stdout).into_owned();
-    for flag in ["--metric", "--out", "--threads", "--shard-pieces", "--max-depth", "--scratch", "--antipodes"] {
+    for flag in [
+        "--metric",
+        "--out",
+        "--threads",
+        "--shard-pieces",
+        "--max-depth",
+        "--scratch",
+        "--antipodes",
+    ] {
         assert!(text.contains(flag), "{} missing from help", flag);
     }
 }

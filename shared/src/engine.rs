@@ -79,9 +79,7 @@ impl LevelStore {
             Some(p) => {
                 std::fs::create_dir_all(p)
                     .with_context(|| format!("cannot create scratch directory {}", p.display()))?;
-                tempfile::Builder::new()
-                    .prefix("cayley-scratch-")
-                    .tempdir_in(p)
+                tempfile::Builder::new().prefix("cayley-scratch-").tempdir_in(p)
             }
             None => tempfile::Builder::new().prefix("cayley-scratch-").tempdir(),
         }
@@ -100,20 +98,13 @@ impl LevelStore {
     }
 
     /// Creates the files of a new level.
-    pub fn create_level(
-        &self,
-        level: u32,
-        shards: u64,
-        words: usize,
-    ) -> anyhow::Result<Vec<PlaneMut>> {
+    pub fn create_level(&self, level: u32, shards: u64, words: usize) -> anyhow::Result<Vec<PlaneMut>> {
         let dir = self.root.join(format!("level-{:04}", level));
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         (0..shards)
             .map(|s| {
                 let path = self.path(level, s);
-                PlaneMut::create(&path, words)
-                    .with_context(|| format!("cannot create scratch file {}", path.display()))
+                PlaneMut::create(&path, words).with_context(|| format!("cannot create scratch file {}", path.display()))
             })
             .collect()
     }
@@ -140,8 +131,7 @@ impl<'a> SearchContext<'a> {
         let layout = &job.layout;
         let table = LowTable::new(layout.low_pieces, layout.even);
         let bytes = layout.blocks() * job.puzzle.moves.len() as u64 * 16;
-        let cache = (bytes <= TRANSITION_CACHE_BYTES)
-            .then(|| (0..layout.shards()).map(|_| OnceLock::new()).collect());
+        let cache = (bytes <= TRANSITION_CACHE_BYTES).then(|| (0..layout.shards()).map(|_| OnceLock::new()).collect());
         SearchContext {
             job,
             table,
@@ -168,11 +158,7 @@ impl<'a> SearchContext<'a> {
 }
 
 /// Runs a whole search on this machine.
-pub fn search(
-    job: &Job,
-    config: &SearchConfig,
-    progress: &dyn Progress,
-) -> anyhow::Result<SearchOutcome> {
+pub fn search(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> anyhow::Result<SearchOutcome> {
     let threads = if config.threads == 0 {
         num_cpus()
     } else {
@@ -189,11 +175,7 @@ fn num_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-fn search_in_pool(
-    job: &Job,
-    config: &SearchConfig,
-    progress: &dyn Progress,
-) -> anyhow::Result<SearchOutcome> {
+fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> anyhow::Result<SearchOutcome> {
     let started = Instant::now();
     let layout = &job.layout;
     let store = LevelStore::new(config.scratch.as_deref())?;
@@ -203,13 +185,9 @@ fn search_in_pool(
 
     // Level 0: the solved state alone.
     let mut level0 = store.create_level(0, shards, words)?;
-    let solved: Vec<u8> = (0..layout.pieces as u8).collect();
-    let (shard, word, bit) = layout.bit_position(layout.index_of(&solved));
+    let (shard, word, bit) = layout.bit_position(layout.index_of(&job.puzzle.solved));
     level0[shard as usize].words_mut()[word] |= 1u64 << bit;
-    let mut current: Vec<Plane> = level0
-        .into_iter()
-        .map(|p| p.freeze())
-        .collect::<Result<_, _>>()?;
+    let mut current: Vec<Plane> = level0.into_iter().map(|p| p.freeze()).collect::<Result<_, _>>()?;
     let mut previous: Option<Vec<Plane>> = None;
     let mut depths = vec![1u64];
     let mut level_seconds = vec![started.elapsed().as_secs_f64()];
@@ -219,7 +197,7 @@ fn search_in_pool(
 
     loop {
         let depth = depths.len() as u32 - 1;
-        if total >= job.group_order || config.max_depth.is_some_and(|m| depth >= m) {
+        if total >= job.reachable_states || config.max_depth.is_some_and(|m| depth >= m) {
             break;
         }
         let level_start = Instant::now();
@@ -237,9 +215,7 @@ fn search_in_pool(
                 previous: previous.as_ref().map_or(&zeros[..], |p| p[shard].words()),
                 current: current[shard].words(),
             };
-            let task = expand_shard(&inputs, out.words_mut(), &|found| {
-                progress.block_done(found)
-            });
+            let task = expand_shard(&inputs, out.words_mut(), &|found| progress.block_done(found));
             count += task.found;
             stats = stats.plus(task);
         }
@@ -252,20 +228,17 @@ fn search_in_pool(
         level_seconds.push(seconds);
         total += count as u128;
         previous = Some(std::mem::take(&mut current));
-        current = next
-            .into_iter()
-            .map(|p| p.freeze())
-            .collect::<Result<_, _>>()?;
+        current = next.into_iter().map(|p| p.freeze()).collect::<Result<_, _>>()?;
     }
     drop(previous);
     drop(current);
 
-    let complete = total == job.group_order;
+    let complete = total == job.reachable_states;
     if config.max_depth.is_none() && !complete {
         anyhow::bail!(
-            "internal check failed: the search counted {} states but the group has {}; the table is not trustworthy",
+            "internal check failed: the search counted {} states but {} are reachable; the table is not trustworthy",
             total,
-            job.group_order
+            job.reachable_states
         );
     }
     let last = depths.len() as u32 - 1;
@@ -282,12 +255,7 @@ fn search_in_pool(
 
 /// Picks the first `limit` states of level `depth` and walks each back to
 /// solved through the earlier levels.
-fn find_antipodes(
-    job: &Job,
-    store: &LevelStore,
-    depth: u32,
-    limit: usize,
-) -> anyhow::Result<Vec<Antipode>> {
+fn find_antipodes(job: &Job, store: &LevelStore, depth: u32, limit: usize) -> anyhow::Result<Vec<Antipode>> {
     let layout = &job.layout;
     let per_shard = layout.blocks_per_shard();
     let bw = layout.block_words();
@@ -331,8 +299,6 @@ fn find_antipodes(
             *pos = next;
         }
     }
-    debug_assert!(positions
-        .iter()
-        .all(|p| p.iter().enumerate().all(|(i, &s)| i == s as usize)));
+    debug_assert!(positions.iter().all(|p| job.puzzle.is_solved(p)));
     Ok(walkers)
 }

@@ -102,9 +102,7 @@ impl StabiliserChain {
         while head < queue.len() {
             let x = queue[head];
             head += 1;
-            let ux: Perm = transversal[x]
-                .clone()
-                .expect("queued points have transversals");
+            let ux: Perm = transversal[x].clone().expect("queued points have transversals");
             for s in &gens {
                 let y = s[x] as usize;
                 if transversal[y].is_none() {
@@ -124,9 +122,7 @@ impl StabiliserChain {
         for (x, ux) in transversal.iter().enumerate() {
             let Some(ux) = ux else { continue };
             for s in &gens {
-                let uy = transversal[s[x] as usize]
-                    .as_ref()
-                    .expect("orbits are closed");
+                let uy = transversal[s[x] as usize].as_ref().expect("orbits are closed");
                 let schreier = uy.inverse().after(&s.after(ux));
                 let (residue, stop) = self.sift(schreier, l + 1);
                 if !residue.is_identity() {

@@ -17,9 +17,11 @@ pub const TRANSITION_CACHE_BYTES: u64 = 256 << 20;
 pub struct Job {
     pub puzzle: Puzzle,
     pub layout: Layout,
-    /// Order of the group the moves generate (Schreier–Sims), the number of
-    /// states a complete search must find.
+    /// Order of the group the moves generate (Schreier–Sims).
     pub group_order: u128,
+    /// States a complete search must find: the group order, unless the
+    /// family says otherwise (see [`Puzzle::reachable_states`]).
+    pub reachable_states: u128,
 }
 
 /// Memory and disk a search needs.
@@ -48,23 +50,27 @@ impl Job {
             anyhow::bail!("guarded pieces must be the first pieces of the puzzle");
         }
         if !puzzle.is_undirected() {
-            anyhow::bail!("'{}': directed generator sets are not supported yet (every move needs its inverse among the moves)", puzzle.spec);
+            anyhow::bail!(
+                "'{}': directed generator sets are not supported yet (every move needs its inverse among the moves)",
+                puzzle.spec
+            );
         }
         let even = puzzle.all_moves_even();
-        let layout =
-            Layout::plan(puzzle.slots, even, guarded.len(), shard_pieces).map_err(|e| match e {
-                LayoutError::TooManyPieces { .. } => anyhow::anyhow!(
-                    "'{}' cannot be searched: {}",
-                    puzzle.spec,
-                    describe_oversize(puzzle.slots, even)
-                ),
-                other => anyhow::anyhow!(other),
-            })?;
+        let layout = Layout::plan(puzzle.slots, even, guarded.len(), shard_pieces).map_err(|e| match e {
+            LayoutError::TooManyPieces { .. } => anyhow::anyhow!(
+                "'{}' cannot be searched: {}",
+                puzzle.spec,
+                describe_oversize(puzzle.slots, even)
+            ),
+            other => anyhow::anyhow!(other),
+        })?;
         let group_order = group_order(puzzle.slots, &puzzle.generator_perms());
+        let reachable_states = puzzle.reachable_states.unwrap_or(group_order);
         Ok(Job {
             puzzle,
             layout,
             group_order,
+            reachable_states,
         })
     }
 

@@ -80,11 +80,7 @@ pub struct TaskInputs<'a> {
 
 /// Computes `F_{d+1}(B)` into `out` (fully overwritten). `on_block` is called
 /// after each block with the states it found, for progress reporting.
-pub fn expand_shard(
-    inputs: &TaskInputs,
-    out: &mut [u64],
-    on_block: &(dyn Fn(u64) + Sync),
-) -> TaskStats {
+pub fn expand_shard(inputs: &TaskInputs, out: &mut [u64], on_block: &(dyn Fn(u64) + Sync)) -> TaskStats {
     let bw = inputs.layout.block_words();
     assert!(bw <= MAX_BLOCK_WORDS);
     assert_eq!(out.len(), inputs.layout.shard_words());
@@ -117,13 +113,7 @@ fn valid_mask(w: usize, words: usize, states: usize) -> u64 {
     }
 }
 
-fn expand_block(
-    inputs: &TaskInputs,
-    trans: &[Transition],
-    prev: &[u64],
-    cur: &[u64],
-    out: &mut [u64],
-) -> TaskStats {
+fn expand_block(inputs: &TaskInputs, trans: &[Transition], prev: &[u64], cur: &[u64], out: &mut [u64]) -> TaskStats {
     let bw = out.len();
     let states = inputs.layout.block_states();
     let mut unseen = [0u64; MAX_BLOCK_WORDS];
@@ -156,13 +146,7 @@ fn expand_block(
     stats
 }
 
-fn top_down(
-    inputs: &TaskInputs,
-    trans: &[Transition],
-    unseen: &[u64],
-    out: &mut [u64],
-    sources: u64,
-) -> TaskStats {
+fn top_down(inputs: &TaskInputs, trans: &[Transition], unseen: &[u64], out: &mut [u64], sources: u64) -> TaskStats {
     for t in trans.iter().filter(|t| t.src_block != NO_SOURCE) {
         let src = inputs.frontier.block(t.src_block);
         let row = inputs.table.row(t.top_down_row);
@@ -186,12 +170,7 @@ fn top_down(
     }
 }
 
-fn bottom_up(
-    inputs: &TaskInputs,
-    trans: &[Transition],
-    remaining: &mut [u64],
-    out: &mut [u64],
-) -> TaskStats {
+fn bottom_up(inputs: &TaskInputs, trans: &[Transition], remaining: &mut [u64], out: &mut [u64]) -> TaskStats {
     let mut evaluations = 0u64;
     for t in trans.iter().filter(|t| t.src_block != NO_SOURCE) {
         let src = inputs.frontier.block(t.src_block);

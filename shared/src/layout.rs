@@ -28,7 +28,9 @@ pub const TARGET_SHARD_BYTES: u128 = 32 << 20;
 /// A plan that cannot be made.
 #[derive(Debug, Error)]
 pub enum LayoutError {
-    #[error("{states} states need {bits} bits per level; ranking supports at most {max}! states ({pieces} pieces given)")]
+    #[error(
+        "{states} states need {bits} bits per level; ranking supports at most {max}! states ({pieces} pieces given)"
+    )]
     TooManyPieces {
         pieces: usize,
         states: String,
@@ -55,12 +57,7 @@ pub struct Layout {
 impl Layout {
     /// Plans the layout for `pieces` pieces. `min_key` pieces must be in the
     /// block key (guarded pieces); `shard_pieces` overrides the automatic `k`.
-    pub fn plan(
-        pieces: usize,
-        even: bool,
-        min_key: usize,
-        shard_pieces: Option<usize>,
-    ) -> Result<Layout, LayoutError> {
+    pub fn plan(pieces: usize, even: bool, min_key: usize, shard_pieces: Option<usize>) -> Result<Layout, LayoutError> {
         if pieces > MAX_RANKED_POINTS {
             let states = factorial(pieces) / if even { 2 } else { 1 };
             return Err(LayoutError::TooManyPieces {
@@ -70,9 +67,7 @@ impl Layout {
                 max: MAX_RANKED_POINTS,
             });
         }
-        let low_pieces = DEFAULT_LOW_PIECES
-            .min(pieces - min_key.min(pieces))
-            .max(2.min(pieces));
+        let low_pieces = DEFAULT_LOW_PIECES.min(pieces - min_key.min(pieces)).max(2.min(pieces));
         let key = pieces - low_pieces;
         let mut layout = Layout {
             pieces,
@@ -84,8 +79,7 @@ impl Layout {
             Some(k) if k > key => return Err(LayoutError::BadShardPieces { asked: k, max: key }),
             Some(k) => layout.shard_pieces = k,
             None => {
-                while layout.shard_pieces < key && layout.shard_bytes() as u128 > TARGET_SHARD_BYTES
-                {
+                while layout.shard_pieces < key && layout.shard_bytes() as u128 > TARGET_SHARD_BYTES {
                     layout.shard_pieces += 1;
                 }
             }
@@ -228,11 +222,7 @@ impl Layout {
     /// Shard, word and bit of a state inside the level's shard arrays.
     pub fn bit_position(&self, index: StateIndex) -> (u64, usize, u32) {
         let word = self.block_offset_in_shard(index.block) + index.low / 64;
-        (
-            self.shard_of_block(index.block),
-            word,
-            (index.low % 64) as u32,
-        )
+        (self.shard_of_block(index.block), word, (index.low % 64) as u32)
     }
 }
 
@@ -246,9 +236,7 @@ mod tests {
             let l = Layout::plan(n, even, 0, None).unwrap();
             assert_eq!(l.blocks() as u128 * l.block_states() as u128, l.states());
             assert_eq!(l.shards() * l.blocks_per_shard(), l.blocks());
-            assert!(
-                l.shard_bytes() as u128 <= TARGET_SHARD_BYTES || l.shard_pieces == l.key_pieces()
-            );
+            assert!(l.shard_bytes() as u128 <= TARGET_SHARD_BYTES || l.shard_pieces == l.key_pieces());
         }
     }
 

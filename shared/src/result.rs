@@ -24,6 +24,9 @@ pub struct RunResult {
     pub metric: String,
     /// Group order as a decimal string (it can exceed 64 bits).
     pub group_order: String,
+    /// States reachable from solved (the group order unless the family says
+    /// otherwise), as a decimal string.
+    pub reachable_states: String,
     /// States counted.
     pub states: u64,
     /// Largest depth reached.
@@ -54,6 +57,7 @@ impl RunResult {
             puzzle: puzzle.spec.clone(),
             metric: puzzle.metric.name().to_string(),
             group_order: job.group_order.to_string(),
+            reachable_states: job.reachable_states.to_string(),
             states: outcome.depths.iter().sum(),
             diameter: outcome.depths.len() as u32 - 1,
             complete: outcome.complete,
@@ -84,8 +88,7 @@ impl RunResult {
 
     /// Writes `result.json` and `depths.csv` into `dir` (created if needed).
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create output directory {}", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create output directory {}", dir.display()))?;
         let json = serde_json::to_string_pretty(self)?;
         write_atomic(&dir.join("result.json"), json.as_bytes())?;
         let mut csv = String::from("depth,count\n");
@@ -98,11 +101,7 @@ impl RunResult {
     /// The depth table as aligned text, with cumulative counts.
     pub fn table(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{:>5}  {:>20}  {:>20}",
-            "depth", "states", "cumulative"
-        );
+        let _ = writeln!(out, "{:>5}  {:>20}  {:>20}", "depth", "states", "cumulative");
         let mut sum = 0u64;
         for (d, &c) in self.depths.iter().enumerate() {
             sum += c;
@@ -116,6 +115,5 @@ impl RunResult {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot move {} into place", path.display()))
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot move {} into place", path.display()))
 }

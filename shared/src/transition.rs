@@ -76,12 +76,7 @@ impl ShardTransitions {
     }
 
     /// Computes the transitions of `shard`.
-    pub fn build(
-        layout: &Layout,
-        table: &LowTable,
-        moves: &PreparedMoves,
-        shard: u64,
-    ) -> ShardTransitions {
+    pub fn build(layout: &Layout, table: &LowTable, moves: &PreparedMoves, shard: u64) -> ShardTransitions {
         let per_shard = layout.blocks_per_shard();
         let first = shard * per_shard;
         let mut entries = Vec::with_capacity(per_shard as usize * moves.len());
@@ -151,7 +146,9 @@ mod tests {
         type Tables = Mutex<HashMap<(usize, bool), Arc<LowTable>>>;
         static TABLES: OnceLock<Tables> = OnceLock::new();
         let mut map = TABLES.get_or_init(Default::default).lock().unwrap();
-        map.entry((low, even)).or_insert_with(|| Arc::new(LowTable::new(low, even))).clone()
+        map.entry((low, even))
+            .or_insert_with(|| Arc::new(LowTable::new(low, even)))
+            .clone()
     }
 
     fn perm_from_seed(n: usize, mut seed: u64) -> Perm {

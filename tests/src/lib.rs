@@ -51,7 +51,13 @@ pub fn loopover_generators(rows: usize, cols: usize, single_steps: bool) -> Vec<
     for r in 0..rows {
         for a in amounts(cols) {
             let g: Vec<u8> = (0..rows * cols)
-                .map(|s| if s / cols == r { (r * cols + (s % cols + a) % cols) as u8 } else { s as u8 })
+                .map(|s| {
+                    if s / cols == r {
+                        (r * cols + (s % cols + a) % cols) as u8
+                    } else {
+                        s as u8
+                    }
+                })
                 .collect();
             if !gens.contains(&g) {
                 gens.push(g);
@@ -61,7 +67,13 @@ pub fn loopover_generators(rows: usize, cols: usize, single_steps: bool) -> Vec<
     for c in 0..cols {
         for a in amounts(rows) {
             let g: Vec<u8> = (0..rows * cols)
-                .map(|s| if s % cols == c { (((s / cols + a) % rows) * cols + c) as u8 } else { s as u8 })
+                .map(|s| {
+                    if s % cols == c {
+                        (((s / cols + a) % rows) * cols + c) as u8
+                    } else {
+                        s as u8
+                    }
+                })
                 .collect();
             if !gens.contains(&g) {
                 gens.push(g);
@@ -74,7 +86,10 @@ pub fn loopover_generators(rows: usize, cols: usize, single_steps: bool) -> Vec<
 /// The `cayley` binary of the current build profile.
 pub fn cayley_bin() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe.parent().and_then(|deps| deps.parent()).expect("target profile directory");
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target profile directory");
     let bin = dir.join(format!("cayley{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.exists(),

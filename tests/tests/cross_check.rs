@@ -11,7 +11,16 @@ use rand::SeedableRng;
 
 fn engine_table(puzzle: Puzzle, shard_pieces: Option<usize>) -> (Vec<u64>, u128) {
     let job = Job::new(puzzle, shard_pieces).unwrap();
-    let outcome = search(&job, &SearchConfig { threads: 2, antipodes: 2, ..Default::default() }, &Silent).unwrap();
+    let outcome = search(
+        &job,
+        &SearchConfig {
+            threads: 2,
+            antipodes: 2,
+            ..Default::default()
+        },
+        &Silent,
+    )
+    .unwrap();
     (outcome.depths, job.group_order)
 }
 
@@ -19,7 +28,10 @@ fn engine_table(puzzle: Puzzle, shard_pieces: Option<usize>) -> (Vec<u64>, u128)
 fn loopover_stm_matches_reference_bfs() {
     for (r, c) in [(2, 3), (2, 4), (3, 3)] {
         let expected = reference_bfs(&loopover_generators(r, c, true));
-        let (depths, order) = engine_table(parse_puzzle(&format!("loopover:{}x{}", r, c), Metric::Stm).unwrap(), None);
+        let (depths, order) = engine_table(
+            parse_puzzle(&format!("loopover:{}x{}", r, c), Metric::Stm).unwrap(),
+            None,
+        );
         assert_eq!(depths, expected, "loopover:{}x{} stm", r, c);
         assert_eq!(order, expected.iter().sum::<u64>() as u128);
     }
@@ -65,14 +77,28 @@ fn random_generator_sets_match_reference_bfs() {
         let shard_pieces = if n > 7 { Some(case % (n - 6)) } else { None };
         let (depths, order) = engine_table(puzzle, shard_pieces);
         assert_eq!(depths, expected, "case {} with generators {:?}", case, gens);
-        assert_eq!(order, expected.iter().sum::<u64>() as u128, "Schreier–Sims order, case {}", case);
+        assert_eq!(
+            order,
+            expected.iter().sum::<u64>() as u128,
+            "Schreier–Sims order, case {}",
+            case
+        );
     }
 }
 
 #[test]
 fn antipode_words_solve_their_states_in_diameter_moves() {
     let job = Job::new(parse_puzzle("loopover:2x5", Metric::Mtm).unwrap(), None).unwrap();
-    let outcome = search(&job, &SearchConfig { threads: 2, antipodes: 10, ..Default::default() }, &Silent).unwrap();
+    let outcome = search(
+        &job,
+        &SearchConfig {
+            threads: 2,
+            antipodes: 10,
+            ..Default::default()
+        },
+        &Silent,
+    )
+    .unwrap();
     let diameter = outcome.depths.len() - 1;
     assert_eq!(outcome.antipodes.len(), 10);
     for a in &outcome.antipodes {
@@ -81,6 +107,10 @@ fn antipode_words_solve_their_states_in_diameter_moves() {
         for &m in &a.solution {
             state = job.puzzle.apply(&job.puzzle.moves[m], &state).unwrap();
         }
-        assert!(state.iter().enumerate().all(|(i, &s)| i == s as usize), "word does not solve {:?}", a.state);
+        assert!(
+            state.iter().enumerate().all(|(i, &s)| i == s as usize),
+            "word does not solve {:?}",
+            a.state
+        );
     }
 }

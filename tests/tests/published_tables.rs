@@ -30,12 +30,17 @@ fn loopover_2x3() {
 
 #[test]
 fn loopover_2x4() {
-    assert_eq!(table("loopover:2x4", None), vec![1, 10, 63, 352, 1623, 5890, 14345, 15772, 2264]);
+    assert_eq!(
+        table("loopover:2x4", None),
+        vec![1, 10, 63, 352, 1623, 5890, 14345, 15772, 2264]
+    );
 }
 
 #[test]
 fn loopover_2x5() {
-    let expected = vec![1, 13, 106, 790, 4845, 25771, 121338, 472506, 1251350, 1484825, 258645, 8295, 315];
+    let expected = vec![
+        1, 13, 106, 790, 4845, 25771, 121338, 472506, 1251350, 1484825, 258645, 8295, 315,
+    ];
     assert_eq!(table("loopover:2x5", None), expected);
     // Cutting the space into many shards must not change the table.
     assert_eq!(table("loopover:2x5", Some(2)), expected);
@@ -52,7 +57,11 @@ fn loopover_3x3_seed_table_1() {
 fn group_orders_follow_seed_theorem_5_2_3() {
     // S_{RC} when R·C is even, A_{RC} when R and C are both odd.
     for (r, c) in [(2, 2), (2, 3), (3, 3), (3, 4), (3, 5), (4, 4), (2, 7)] {
-        let job = Job::new(parse_puzzle(&format!("loopover:{}x{}", r, c), Metric::Mtm).unwrap(), None).unwrap();
+        let job = Job::new(
+            parse_puzzle(&format!("loopover:{}x{}", r, c), Metric::Mtm).unwrap(),
+            None,
+        )
+        .unwrap();
         let full: u128 = (1..=(r * c) as u128).product();
         let expected = if r % 2 == 1 && c % 2 == 1 { full / 2 } else { full };
         assert_eq!(job.group_order, expected, "{}x{}", r, c);

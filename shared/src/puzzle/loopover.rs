@@ -55,6 +55,8 @@ pub fn loopover(rows: usize, cols: usize, metric: Metric) -> Puzzle {
         moves,
         grid: Some((rows, cols)),
         labels: (1..=n).map(|i| i.to_string()).collect(),
+        solved: (0..n as u8).collect(),
+        reachable_states: None,
     }
 }
 

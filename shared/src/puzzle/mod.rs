@@ -89,6 +89,12 @@ pub struct Puzzle {
     pub grid: Option<(usize, usize)>,
     /// Display label of each piece.
     pub labels: Vec<String>,
+    /// The solved state in position notation (`solved[piece] = slot`).
+    pub solved: Vec<u8>,
+    /// Number of states reachable from solved, when the family knows it and
+    /// it differs from the group order (sliding puzzles: moves depend on the
+    /// blank, so the reachable set is not a group). `None` = group order.
+    pub reachable_states: Option<u128>,
 }
 
 impl Puzzle {
@@ -103,9 +109,7 @@ impl Puzzle {
                         (None, None) => true,
                         // A guarded move is undone by the move guarded on where
                         // the guarded piece went.
-                        (Some(g), Some(h)) => {
-                            h.piece == g.piece && h.slot == m.perm[g.slot] as usize
-                        }
+                        (Some(g), Some(h)) => h.piece == g.piece && h.slot == m.perm[g.slot] as usize,
                         _ => false,
                     }
             })
@@ -120,11 +124,7 @@ impl Puzzle {
 
     /// Pieces that guards refer to; the ranking puts them first.
     pub fn guarded_pieces(&self) -> Vec<usize> {
-        let mut pieces: Vec<usize> = self
-            .moves
-            .iter()
-            .filter_map(|m| m.guard.map(|g| g.piece))
-            .collect();
+        let mut pieces: Vec<usize> = self.moves.iter().filter_map(|m| m.guard.map(|g| g.piece)).collect();
         pieces.sort_unstable();
         pieces.dedup();
         pieces
@@ -145,6 +145,11 @@ impl Puzzle {
         Some(state.iter().map(|&s| m.perm[s as usize]).collect())
     }
 
+    /// True when `state` is the solved state.
+    pub fn is_solved(&self, state: &[u8]) -> bool {
+        state == self.solved.as_slice()
+    }
+
     /// Renders a state (position notation) as a grid of piece labels, or as
     /// one line when the puzzle has no grid.
     pub fn render(&self, state: &[u8]) -> String {
@@ -156,12 +161,7 @@ impl Puzzle {
         let cell = |slot: usize| format!("{:>w$}", self.labels[at_slot[slot]], w = width);
         match self.grid {
             Some((rows, cols)) => (0..rows)
-                .map(|r| {
-                    (0..cols)
-                        .map(|c| cell(r * cols + c))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
+                .map(|r| (0..cols).map(|c| cell(r * cols + c)).collect::<Vec<_>>().join(" "))
                 .collect::<Vec<_>>()
                 .join("\n"),
             None => (0..self.slots).map(cell).collect::<Vec<_>>().join(" "),
@@ -197,5 +197,7 @@ pub fn from_generators(spec: &str, slots: usize, perms: Vec<Perm>) -> Puzzle {
         moves,
         grid: None,
         labels: (1..=slots).map(|i| i.to_string()).collect(),
+        solved: (0..slots as u8).collect(),
+        reachable_states: None,
     }
 }

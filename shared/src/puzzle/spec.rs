@@ -12,9 +12,7 @@ pub enum SpecError {
         family: String,
         known: String,
     },
-    #[error(
-        "bad size '{size}' in '{spec}': expected ROWSxCOLS with whole numbers, e.g. {example}"
-    )]
+    #[error("bad size '{size}' in '{spec}': expected ROWSxCOLS with whole numbers, e.g. {example}")]
     BadSize {
         spec: String,
         size: String,
@@ -23,11 +21,7 @@ pub enum SpecError {
     #[error("'{spec}' is too small: {why}")]
     TooSmall { spec: String, why: String },
     #[error("'{spec}' has {slots} slots; this build handles at most {max}")]
-    TooManySlots {
-        spec: String,
-        slots: usize,
-        max: usize,
-    },
+    TooManySlots { spec: String, slots: usize, max: usize },
 }
 
 /// Families this build understands, with their spec syntax.
