@@ -2,10 +2,10 @@
 //! runs the kernel over memory-mapped scratch files, until a level is empty,
 //! the group order is reached, or `max_depth` stops it.
 
-use crate::bits::{first_set_bits, Plane, PlaneMut};
+use crate::antipodes::{find_antipodes, LevelSource, ShardWords};
+use crate::bits::{Plane, PlaneMut};
 use crate::job::{Job, TRANSITION_CACHE_BYTES};
 use crate::kernel::{expand_shard, Frontier, TaskInputs, TaskStats};
-use crate::layout::StateIndex;
 use crate::lowtable::LowTable;
 use crate::transition::{PreparedMoves, ShardTransitions};
 use anyhow::Context;
@@ -40,14 +40,7 @@ pub trait Progress: Sync {
 pub struct Silent;
 impl Progress for Silent {}
 
-/// A state at maximum depth with a shortest solving word.
-#[derive(Clone, Debug)]
-pub struct Antipode {
-    /// Position notation `p[piece] = slot`.
-    pub state: Vec<u8>,
-    /// Move indices that take the state back to solved, in order.
-    pub solution: Vec<usize>,
-}
+pub use crate::antipodes::Antipode;
 
 /// What a search found.
 #[derive(Clone, Debug)]
@@ -118,24 +111,25 @@ impl LevelStore {
 
 /// Shared, read-only machinery of a search: the low table and the
 /// transitions of every shard (cached when they fit the budget).
-pub struct SearchContext<'a> {
-    pub job: &'a Job,
+pub struct SearchContext {
+    pub job: Job,
     pub table: LowTable,
     moves: PreparedMoves,
     cache: Option<Vec<OnceLock<Arc<ShardTransitions>>>>,
 }
 
-impl<'a> SearchContext<'a> {
+impl SearchContext {
     /// Builds the low table and prepares the moves.
-    pub fn new(job: &'a Job) -> SearchContext<'a> {
+    pub fn new(job: Job) -> SearchContext {
         let layout = &job.layout;
         let table = LowTable::new(layout.low_pieces, layout.even);
         let bytes = layout.blocks() * job.puzzle.moves.len() as u64 * 16;
         let cache = (bytes <= TRANSITION_CACHE_BYTES).then(|| (0..layout.shards()).map(|_| OnceLock::new()).collect());
+        let moves = PreparedMoves::new(&job.puzzle);
         SearchContext {
             job,
             table,
-            moves: PreparedMoves::new(&job.puzzle),
+            moves,
             cache,
         }
     }
@@ -178,8 +172,8 @@ fn num_cpus() -> usize {
 fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> anyhow::Result<SearchOutcome> {
     let started = Instant::now();
     let layout = &job.layout;
-    let store = LevelStore::new(config.scratch.as_deref())?;
-    let ctx = SearchContext::new(job);
+    let mut store = LevelStore::new(config.scratch.as_deref())?;
+    let ctx = SearchContext::new(job.clone());
     let shards = layout.shards();
     let words = layout.shard_words();
 
@@ -242,7 +236,7 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
         );
     }
     let last = depths.len() as u32 - 1;
-    let antipodes = find_antipodes(job, &store, last, config.antipodes)?;
+    let antipodes = find_antipodes(job, &mut store, last, config.antipodes)?;
     Ok(SearchOutcome {
         depths,
         level_seconds,
@@ -253,52 +247,9 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
     })
 }
 
-/// Picks the first `limit` states of level `depth` and walks each back to
-/// solved through the earlier levels.
-fn find_antipodes(job: &Job, store: &LevelStore, depth: u32, limit: usize) -> anyhow::Result<Vec<Antipode>> {
-    let layout = &job.layout;
-    let per_shard = layout.blocks_per_shard();
-    let bw = layout.block_words();
-    let mut states = Vec::new();
-    for shard in 0..layout.shards() {
-        if states.len() >= limit {
-            break;
-        }
-        let plane = store.open(depth, shard)?;
-        for bit in first_set_bits(plane.words(), limit - states.len()) {
-            let block = shard * per_shard + (bit / (bw * 64)) as u64;
-            let low = bit % (bw * 64);
-            states.push(layout.state_at(StateIndex { block, low }));
-        }
+/// Level files of the scratch store, as a source for the antipode walk.
+impl LevelSource for LevelStore {
+    fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<ShardWords<'_>> {
+        Ok(ShardWords::Mapped(self.open(level, shard)?))
     }
-    let mut walkers: Vec<Antipode> = states
-        .into_iter()
-        .map(|state| Antipode {
-            state,
-            solution: Vec::new(),
-        })
-        .collect();
-    let mut positions: Vec<Vec<u8>> = walkers.iter().map(|a| a.state.clone()).collect();
-    for d in (0..depth).rev() {
-        let planes: Vec<Plane> = (0..layout.shards())
-            .map(|s| store.open(d, s))
-            .collect::<Result<_, _>>()?;
-        for (walker, pos) in walkers.iter_mut().zip(positions.iter_mut()) {
-            let step = job.puzzle.moves.iter().enumerate().find_map(|(i, m)| {
-                let next = job.puzzle.apply(m, pos)?;
-                let (shard, word, bit) = layout.bit_position(layout.index_of(&next));
-                ((planes[shard as usize].words()[word] >> bit) & 1 == 1).then_some((i, next))
-            });
-            let (i, next) = step.with_context(|| {
-                format!(
-                    "no neighbour at depth {} while walking back; the level files are inconsistent",
-                    d
-                )
-            })?;
-            walker.solution.push(i);
-            *pos = next;
-        }
-    }
-    debug_assert!(positions.iter().all(|p| job.puzzle.is_solved(p)));
-    Ok(walkers)
 }

@@ -74,6 +74,25 @@ impl Job {
         })
     }
 
+    /// Hash of everything that determines the contents of the level files:
+    /// puzzle, metric, generators and shard plan.
+    pub fn fingerprint(&self) -> u64 {
+        let l = &self.layout;
+        let mut text = format!(
+            "cayley-job|{}|{}|{}|{}|{}|{}|",
+            self.puzzle.spec, self.puzzle.metric, l.pieces, l.even, l.shard_pieces, l.low_pieces
+        );
+        for m in &self.puzzle.moves {
+            text.push_str(&format!(
+                "{}={:?}@{:?};",
+                m.name,
+                m.perm.images(),
+                m.guard.map(|g| (g.piece, g.slot))
+            ));
+        }
+        xxhash_rust::xxh3::xxh3_64(text.as_bytes())
+    }
+
     /// Memory and disk estimates.
     pub fn requirements(&self) -> Requirements {
         let l = &self.layout;

@@ -12,15 +12,27 @@
 //! - [`job`], [`engine`]: planning, resource checks and the level loop.
 //! - [`result`]: `result.json`, `depths.csv`, printed tables.
 
+pub mod antipodes;
 pub mod bits;
 pub mod engine;
+pub mod format;
 pub mod group;
 pub mod job;
 pub mod kernel;
 pub mod layout;
 pub mod lowtable;
+pub mod manifest;
 pub mod perm;
 pub mod puzzle;
 pub mod rank;
 pub mod result;
 pub mod transition;
+
+/// Generated gRPC types and stubs of `proto/cayley.proto`.
+pub mod proto {
+    #![allow(missing_docs, clippy::all)]
+    tonic::include_proto!("cayley.v1");
+
+    /// Protocol version; coordinator and worker must agree exactly.
+    pub const PROTOCOL_VERSION: u32 = 1;
+}

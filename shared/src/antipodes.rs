@@ -1,0 +1,112 @@
+//! Antipodes: states at the maximum depth, each with a shortest solving word
+//! found by walking back through the levels (from depth `d`, some move leads
+//! to a state of depth `d − 1`).
+
+use crate::bits::{first_set_bits, Plane};
+use crate::job::Job;
+use crate::layout::StateIndex;
+use anyhow::Context;
+use std::collections::HashMap;
+
+/// A state at maximum depth with a shortest solving word.
+#[derive(Clone, Debug)]
+pub struct Antipode {
+    /// Position notation `p[piece] = slot`.
+    pub state: Vec<u8>,
+    /// Move indices that take the state back to solved, in order (empty when
+    /// the earlier levels were not kept).
+    pub solution: Vec<usize>,
+}
+
+/// One shard's words, mapped or loaded.
+pub enum ShardWords<'a> {
+    Mapped(Plane),
+    Loaded(&'a [u64]),
+}
+
+impl ShardWords<'_> {
+    fn words(&self) -> &[u64] {
+        match self {
+            ShardWords::Mapped(p) => p.words(),
+            ShardWords::Loaded(w) => w,
+        }
+    }
+}
+
+/// Where the walk reads level bits from.
+pub trait LevelSource {
+    /// The words of `(level, shard)`.
+    fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<ShardWords<'_>>;
+}
+
+/// Picks the first `limit` states of level `depth` and finds a shortest
+/// solving word for each through the earlier levels.
+pub fn find_antipodes(
+    job: &Job,
+    source: &mut dyn LevelSource,
+    depth: u32,
+    limit: usize,
+) -> anyhow::Result<Vec<Antipode>> {
+    let states = first_states(job, source, depth, limit)?;
+    let mut walkers: Vec<Antipode> = states
+        .into_iter()
+        .map(|state| Antipode {
+            state,
+            solution: Vec::new(),
+        })
+        .collect();
+    let layout = &job.layout;
+    let mut positions: Vec<Vec<u8>> = walkers.iter().map(|a| a.state.clone()).collect();
+    for d in (0..depth).rev() {
+        // Bits of the shards this step touches, copied out once per level.
+        let mut bits: HashMap<u64, Vec<u64>> = HashMap::new();
+        for (walker, pos) in walkers.iter_mut().zip(positions.iter_mut()) {
+            let mut step = None;
+            for (i, m) in job.puzzle.moves.iter().enumerate() {
+                let Some(next) = job.puzzle.apply(m, pos) else { continue };
+                let (shard, word, bit) = layout.bit_position(layout.index_of(&next));
+                if !bits.contains_key(&shard) {
+                    let words = source.shard(d, shard)?.words().to_vec();
+                    bits.insert(shard, words);
+                }
+                if (bits[&shard][word] >> bit) & 1 == 1 {
+                    step = Some((i, next));
+                    break;
+                }
+            }
+            let (i, next) = step.with_context(|| {
+                format!(
+                    "no neighbour at depth {} while walking back; the level files are inconsistent",
+                    d
+                )
+            })?;
+            walker.solution.push(i);
+            *pos = next;
+        }
+    }
+    anyhow::ensure!(
+        positions.iter().all(|p| job.puzzle.is_solved(p)),
+        "walking back did not end at the solved state; the level files are inconsistent"
+    );
+    Ok(walkers)
+}
+
+/// The first `limit` states of level `depth` in rank order.
+pub fn first_states(job: &Job, source: &mut dyn LevelSource, depth: u32, limit: usize) -> anyhow::Result<Vec<Vec<u8>>> {
+    let layout = &job.layout;
+    let per_shard = layout.blocks_per_shard();
+    let bw = layout.block_words();
+    let mut states = Vec::new();
+    for shard in 0..layout.shards() {
+        if states.len() >= limit {
+            break;
+        }
+        let words = source.shard(depth, shard)?;
+        for bit in first_set_bits(words.words(), limit - states.len()) {
+            let block = shard * per_shard + (bit / (bw * 64)) as u64;
+            let low = bit % (bw * 64);
+            states.push(layout.state_at(StateIndex { block, low }));
+        }
+    }
+    Ok(states)
+}

@@ -1,0 +1,76 @@
+//! `cayley-worker`: joins a cayley coordinator and computes tasks until the
+//! job is over.
+
+use cayley_worker::{run_worker, WorkerConfig};
+use clap::Parser;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Computes BFS tasks for a cayley coordinator. Exits 0 when the job is
+/// finished. The job's checkpoint directory must be readable and writable
+/// from this machine at the path the coordinator uses (a shared filesystem on
+/// a cluster), or at the path given with --checkpoint-dir.
+#[derive(Parser, Debug)]
+#[command(name = "cayley-worker", version, about)]
+struct Args {
+    /// Coordinator URL, e.g. http://10.0.0.5:7070 (https:// with --tls-ca).
+    #[arg(long, value_name = "URL")]
+    coordinator: String,
+    /// Directory for decompressed level files (needs about three levels' worth of shards).
+    #[arg(long, value_name = "DIR")]
+    scratch: PathBuf,
+    /// Cluster token (or set CAYLEY_TOKEN).
+    #[arg(long, env = "CAYLEY_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Compute threads (default: every core).
+    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
+    threads: usize,
+    /// Name shown in `cayley status` (default: host name and process id).
+    #[arg(long)]
+    name: Option<String>,
+    /// Where this machine mounts the job's checkpoint directory, if not at the coordinator's path.
+    #[arg(long, value_name = "DIR")]
+    checkpoint_dir: Option<PathBuf>,
+    /// CA certificate (PEM) that signed the coordinator's TLS certificate.
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
+    /// Seconds to keep retrying while the coordinator is unreachable at start.
+    #[arg(long, value_name = "S", default_value_t = 60)]
+    patience: u64,
+}
+
+#[tokio::main]
+async fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    let name = args.name.unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "worker".into());
+        format!("{}-{}", host.trim(), std::process::id())
+    });
+    let config = WorkerConfig {
+        coordinator: args.coordinator,
+        token: args.token,
+        scratch: args.scratch,
+        threads: args.threads,
+        name,
+        checkpoint_dir: args.checkpoint_dir,
+        tls_ca: args.tls_ca,
+        patience: Duration::from_secs(args.patience),
+    };
+    match run_worker(config).await {
+        Ok(summary) if summary.finished => {
+            tracing::info!("job finished; this worker computed {} tasks", summary.tasks);
+        }
+        Ok(summary) => {
+            eprintln!("error: the coordinator stopped the job: {}", summary.reason);
+            std::process::exit(3);
+        }
+        Err(e) => {
+            eprintln!("error: {:#}", e);
+            std::process::exit(1);
+        }
+    }
+}

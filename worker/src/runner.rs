@@ -1,0 +1,199 @@
+//! Runs one task `(from_level d, shard B)` from files: loads and verifies
+//! the inputs from the checkpoint directory (caching decompressed shards in
+//! scratch), runs the kernel, and writes `F_{d+1}(B)` atomically.
+
+use cayley_shared::bits::{Plane, PlaneMut};
+use cayley_shared::engine::SearchContext;
+use cayley_shared::format::{read_frontier, write_frontier, FormatError, FrontierId};
+use cayley_shared::job::Job;
+use cayley_shared::kernel::{expand_shard, Frontier, TaskInputs};
+use cayley_shared::manifest::CheckpointDir;
+use cayley_shared::transition::NO_SOURCE;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Why a task failed.
+#[derive(Debug)]
+pub enum TaskError {
+    /// The output could not be written for lack of space.
+    DiskFull(String),
+    /// An input file is missing or fails validation.
+    CorruptInput { level: u32, shard: u64, message: String },
+    /// The checkpoint directory cannot be read from here.
+    Unreadable(String),
+    /// Anything else.
+    Other(String),
+}
+
+impl std::fmt::Display for TaskError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TaskError::DiskFull(m) | TaskError::Unreadable(m) | TaskError::Other(m) => f.write_str(m),
+            TaskError::CorruptInput { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+/// What a finished task reports.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskResult {
+    pub count: u64,
+    pub evaluations: u64,
+    pub file_bytes: u64,
+    pub seconds: f64,
+}
+
+/// Computes tasks of one job on this machine.
+pub struct TaskRunner {
+    ctx: SearchContext,
+    checkpoint: CheckpointDir,
+    scratch: PathBuf,
+    fingerprint: u64,
+    cache: HashMap<(u32, u64), Plane>,
+    pool: rayon::ThreadPool,
+}
+
+impl TaskRunner {
+    /// Prepares tables for `job`; level files are read from `checkpoint` and
+    /// decompressed into `scratch` (a directory this runner owns).
+    pub fn new(job: Job, checkpoint: &Path, scratch: &Path, threads: usize) -> anyhow::Result<TaskRunner> {
+        std::fs::create_dir_all(scratch)?;
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+        let fingerprint = job.fingerprint();
+        let ctx = pool.install(|| SearchContext::new(job));
+        Ok(TaskRunner {
+            ctx,
+            checkpoint: CheckpointDir::existing(checkpoint),
+            scratch: scratch.to_path_buf(),
+            fingerprint,
+            cache: HashMap::new(),
+            pool,
+        })
+    }
+
+    fn id(&self, level: u32, shard: u64) -> FrontierId {
+        FrontierId {
+            fingerprint: self.fingerprint,
+            level,
+            shard,
+            bits: self.ctx.job.layout.shard_words() as u64 * 64,
+        }
+    }
+
+    fn scratch_path(&self, level: u32, shard: u64) -> PathBuf {
+        self.scratch.join(format!("L{:04}-S{:08}.bits", level, shard))
+    }
+
+    /// Makes sure `(level, shard)` is decompressed and verified in the cache.
+    fn load(&mut self, level: u32, shard: u64) -> Result<(), TaskError> {
+        if self.cache.contains_key(&(level, shard)) {
+            return Ok(());
+        }
+        let path = self.checkpoint.frontier_path(level, shard);
+        if !self.checkpoint.root().is_dir() {
+            return Err(TaskError::Unreadable(format!(
+                "checkpoint directory {} is not readable from this worker (on a cluster it must be a shared filesystem mounted at the same path, or pass --checkpoint-dir)",
+                self.checkpoint.root().display()
+            )));
+        }
+        let scratch = self.scratch_path(level, shard);
+        let mut plane = PlaneMut::create(&scratch, self.ctx.job.layout.shard_words())
+            .map_err(|e| scratch_error(&scratch, e))?;
+        read_frontier(&path, &self.id(level, shard), plane.words_mut()).map_err(|e| match e {
+            FormatError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::NotFound => TaskError::CorruptInput {
+                level,
+                shard,
+                message: format!("{}: missing", path.display()),
+            },
+            e if e.is_corruption() || matches!(e, FormatError::Io { .. }) => TaskError::CorruptInput {
+                level,
+                shard,
+                message: e.to_string(),
+            },
+            e => TaskError::Other(e.to_string()),
+        })?;
+        let plane = plane.freeze().map_err(|e| scratch_error(&scratch, e))?;
+        self.cache.insert((level, shard), plane);
+        Ok(())
+    }
+
+    /// Computes `F_{from_level+1}(shard)`. `on_block` gets the states each
+    /// block found.
+    pub fn run(&mut self, from_level: u32, shard: u64, on_block: &(dyn Fn(u64) + Sync)) -> Result<TaskResult, TaskError> {
+        let started = Instant::now();
+        // Levels before from_level - 1 are never read again.
+        self.cache.retain(|&(level, _), _| level + 1 >= from_level);
+        let transitions = self.ctx.transitions(shard);
+        let layout = self.ctx.job.layout.clone();
+        let per_shard = layout.blocks_per_shard() as usize;
+        let mut sources = BTreeSet::new();
+        sources.insert(shard);
+        for i in 0..per_shard {
+            for t in transitions.of_block(i) {
+                if t.src_block != NO_SOURCE {
+                    sources.insert(layout.shard_of_block(t.src_block));
+                }
+            }
+        }
+        for &s in &sources {
+            self.load(from_level, s)?;
+        }
+        if from_level > 0 {
+            self.load(from_level - 1, shard)?;
+        }
+        let out_scratch = self.scratch_path(from_level + 1, shard);
+        let mut out = PlaneMut::create(&out_scratch, layout.shard_words()).map_err(|e| scratch_error(&out_scratch, e))?;
+        let zeros;
+        let previous = if from_level > 0 {
+            self.cache[&(from_level - 1, shard)].words()
+        } else {
+            zeros = vec![0u64; layout.shard_words()];
+            &zeros[..]
+        };
+        let shards: Vec<&[u64]> = (0..layout.shards())
+            .map(|s| self.cache.get(&(from_level, s)).map_or(&[][..], |p| p.words()))
+            .collect();
+        let frontier = Frontier::new(&layout, shards);
+        let inputs = TaskInputs {
+            layout: &layout,
+            table: &self.ctx.table,
+            transitions: &transitions,
+            frontier: &frontier,
+            previous,
+            current: self.cache[&(from_level, shard)].words(),
+        };
+        let stats = self.pool.install(|| expand_shard(&inputs, out.words_mut(), on_block));
+        let target = self.checkpoint.frontier_path(from_level + 1, shard);
+        std::fs::create_dir_all(self.checkpoint.level_dir(from_level + 1))
+            .map_err(|e| TaskError::Unreadable(format!("cannot create {}: {}", target.display(), e)))?;
+        let (_, file_bytes) = write_frontier(&target, self.id(from_level + 1, shard), out.words()).map_err(|e| {
+            if e.is_disk_full() {
+                TaskError::DiskFull(e.to_string())
+            } else {
+                TaskError::Other(e.to_string())
+            }
+        })?;
+        let plane = out.freeze().map_err(|e| scratch_error(&out_scratch, e))?;
+        self.cache.insert((from_level + 1, shard), plane);
+        Ok(TaskResult {
+            count: stats.found,
+            evaluations: stats.evaluations,
+            file_bytes,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Number of blocks in one task.
+    pub fn blocks_per_task(&self) -> u64 {
+        self.ctx.job.layout.blocks_per_shard()
+    }
+}
+
+fn scratch_error(path: &Path, e: std::io::Error) -> TaskError {
+    if e.raw_os_error() == Some(28) {
+        TaskError::DiskFull(format!("{}: scratch disk full", path.display()))
+    } else {
+        TaskError::Other(format!("{}: {}", path.display(), e))
+    }
+}
