@@ -1,5 +1,6 @@
 //! Command-line interface definitions.
 
+use cayley_shared::manifest::KeepLevels;
 use cayley_shared::puzzle::Metric;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -14,8 +15,15 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Compute the full depth table of a puzzle on this machine.
+    /// Compute the full depth table of a puzzle on this machine (a coordinator
+    /// plus in-process workers over loopback).
     Run(RunArgs),
+    /// Serve a job to `cayley-worker` processes on other machines.
+    Serve(ServeArgs),
+    /// Continue an interrupted job from its checkpoint directory on this machine.
+    Resume(ResumeArgs),
+    /// Show the progress of a running coordinator.
+    Status(StatusArgs),
     /// Show a puzzle's generators, group order, shard plan and the memory
     /// and disk a run needs, without running it.
     Info(InfoArgs),
@@ -35,21 +43,20 @@ pub struct PuzzleArgs {
     pub shard_pieces: Option<usize>,
 }
 
-#[derive(Args, Debug)]
-pub struct RunArgs {
-    #[command(flatten)]
-    pub puzzle: PuzzleArgs,
-    /// Directory for result.json and depths.csv [default: ./cayley-out/<puzzle>-<metric>]
+/// Options shared by every command that runs workers on this machine.
+#[derive(Args, Debug, Clone)]
+pub struct LocalArgs {
+    /// Directory for result.json, depths.csv, depths.svg and antipodes.txt
+    /// [default: ./cayley-out/<puzzle>-<metric>]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Worker threads (default: every core).
+    /// In-process workers (each gets an equal share of the threads).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub workers: usize,
+    /// Compute threads in all (default: every core).
     #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
     pub threads: usize,
-    /// Stop after depth D; the table is then marked partial.
-    #[arg(long, value_name = "D")]
-    pub max_depth: Option<u32>,
-    /// Directory for the memory-mapped level files [default: the system temp dir].
-    /// A fresh subdirectory is made there and removed at the end.
+    /// Directory for the workers' memory-mapped level files [default: the system temp dir].
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
     /// How many antipodes (states at maximum depth) to report.
@@ -58,6 +65,93 @@ pub struct RunArgs {
     /// Print only the final table (no progress bars).
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub puzzle: PuzzleArgs,
+    #[command(flatten)]
+    pub local: LocalArgs,
+    /// Stop after depth D; the table is then marked partial.
+    #[arg(long, value_name = "D")]
+    pub max_depth: Option<u32>,
+    /// Keep the job's checkpoint (zstd level files + manifest.json) in DIR, so an
+    /// interrupted run can be continued with `cayley resume DIR`. Without it the
+    /// checkpoint lives in a temporary directory that is removed after a successful run.
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint_dir: Option<PathBuf>,
+    /// Which levels stay on disk: `all` (needed for the antipodes' shortest words) or
+    /// `last2` (only what the next level reads; smallest disk).
+    #[arg(long, value_name = "all|last2", default_value = "all")]
+    pub keep_levels: KeepLevels,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub puzzle: PuzzleArgs,
+    /// Address to listen on. Use a non-loopback address only with --token (and TLS
+    /// on untrusted networks).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7070")]
+    pub listen: String,
+    /// The job's checkpoint directory; workers read and write level files here, so on a
+    /// cluster it must be a shared filesystem mounted at the same path everywhere (or
+    /// workers pass --checkpoint-dir).
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint_dir: PathBuf,
+    /// Directory for the result files.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Cluster token every RPC must carry (or set CAYLEY_TOKEN). Without one, a random
+    /// token is generated and printed.
+    #[arg(long, env = "CAYLEY_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Seconds a worker may go silent before its task is re-issued.
+    #[arg(long, value_name = "S", default_value_t = 30)]
+    pub lease_secs: u32,
+    /// Continue the job recorded in --checkpoint-dir.
+    #[arg(long)]
+    pub resume: bool,
+    /// Stop after depth D; the table is then marked partial.
+    #[arg(long, value_name = "D")]
+    pub max_depth: Option<u32>,
+    /// Which levels stay on disk: `all` or `last2`.
+    #[arg(long, value_name = "all|last2", default_value = "all")]
+    pub keep_levels: KeepLevels,
+    /// TLS certificate (PEM); with --tls-key, workers connect with https:// and --tls-ca.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// How many antipodes to report.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub antipodes: usize,
+    /// Print only the final table.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ResumeArgs {
+    /// Checkpoint directory of the job (the one holding manifest.json).
+    pub checkpoint_dir: PathBuf,
+    #[command(flatten)]
+    pub local: LocalArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// Coordinator URL, e.g. http://127.0.0.1:7070.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:7070")]
+    pub coordinator: String,
+    /// Cluster token (or set CAYLEY_TOKEN).
+    #[arg(long, env = "CAYLEY_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// CA certificate (PEM) for a TLS coordinator.
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -3,15 +3,28 @@
 
 mod cli;
 mod info;
+mod local;
 mod progress;
 mod run;
+mod serve;
+mod server;
+mod status;
 
 use clap::Parser;
 
 fn main() {
     let cli = cli::Cli::parse();
+    if std::env::var_os("CAYLEY_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_env("CAYLEY_LOG"))
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let outcome = match cli.command {
         cli::Command::Run(args) => run::run(args),
+        cli::Command::Serve(args) => serve::serve(args),
+        cli::Command::Resume(args) => run::resume(args),
+        cli::Command::Status(args) => status::status(args),
         cli::Command::Info(args) => info::info(args),
     };
     if let Err(err) = outcome {

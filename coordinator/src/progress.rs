@@ -1,36 +1,31 @@
 //! Progress display: one bar per level on a terminal, one line per level
 //! otherwise.
 
-use cayley_shared::engine::Progress;
+use crate::server::state::Reporter;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 /// Shows a bar per level (depth, states found, rate, elapsed).
 pub struct LevelBars {
-    bar: Mutex<Option<ProgressBar>>,
-    found: AtomicU64,
-    started: Mutex<Instant>,
+    bar: Option<ProgressBar>,
+    started: Instant,
     quiet: bool,
 }
 
 impl LevelBars {
     pub fn new(quiet: bool) -> LevelBars {
         LevelBars {
-            bar: Mutex::new(None),
-            found: AtomicU64::new(0),
-            started: Mutex::new(Instant::now()),
+            bar: None,
+            started: Instant::now(),
             quiet,
         }
     }
 }
 
-impl Progress for LevelBars {
-    fn level_started(&self, depth: u32, blocks: u64) {
-        self.found.store(0, Ordering::Relaxed);
-        *self.started.lock().unwrap() = Instant::now();
+impl Reporter for LevelBars {
+    fn level_started(&mut self, depth: u32, _tasks: u64, blocks: u64) {
+        self.started = Instant::now();
         if self.quiet || !std::io::stderr().is_terminal() {
             return;
         }
@@ -41,26 +36,34 @@ impl Progress for LevelBars {
                 .progress_chars("=> "),
         );
         bar.set_prefix(depth.to_string());
-        *self.bar.lock().unwrap() = Some(bar);
+        self.bar = Some(bar);
     }
 
-    fn block_done(&self, found: u64) {
-        let total = self.found.fetch_add(found, Ordering::Relaxed) + found;
-        if let Some(bar) = self.bar.lock().unwrap().as_ref() {
-            bar.inc(1);
-            if bar.position() % 512 == 0 {
-                let secs = self.started.lock().unwrap().elapsed().as_secs_f64().max(1e-9);
-                bar.set_message(format!("{} states, {:.1} M states/s", total, total as f64 / secs / 1e6));
-            }
+    fn progress(&mut self, blocks_done: u64, states: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(blocks_done);
+            let secs = self.started.elapsed().as_secs_f64().max(1e-9);
+            bar.set_message(format!(
+                "{} states, {:.1} M states/s",
+                states,
+                states as f64 / secs / 1e6
+            ));
         }
     }
 
-    fn level_finished(&self, depth: u32, count: u64, seconds: f64) {
-        if let Some(bar) = self.bar.lock().unwrap().take() {
+    fn level_finished(&mut self, depth: u32, count: u64, seconds: f64) {
+        if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
         if !self.quiet {
             eprintln!("depth {:>3}: {:>16} states  {:>8.2} s", depth, count, seconds);
+        }
+    }
+
+    fn warn(&mut self, message: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(format!("warning: {}", message)),
+            None => eprintln!("warning: {}", message),
         }
     }
 }

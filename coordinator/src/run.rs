@@ -1,21 +1,40 @@
-//! `cayley run`: a whole job on this machine.
+//! `cayley run` and `cayley resume`: whole jobs on this machine.
 
-use crate::cli::RunArgs;
+use crate::cli::{ResumeArgs, RunArgs};
 use crate::info::plan_job;
-use crate::progress::LevelBars;
-use cayley_shared::engine::{search, SearchConfig};
-use cayley_shared::result::RunResult;
-use std::path::PathBuf;
+use crate::local::{run_local, LocalJob};
+use cayley_shared::job::Job;
+use cayley_shared::manifest::{CheckpointDir, Manifest};
+use cayley_shared::puzzle::parse_puzzle;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let job = plan_job(&args.puzzle)?;
-    let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    let scratch = args.local.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| anyhow::anyhow!("cannot create scratch directory {}: {}", scratch.display(), e))?;
     job.check_fits_here(&scratch)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out_dir(&job.puzzle.spec, job.puzzle.metric.name()));
-    if !args.quiet {
+    let (checkpoint, temporary) = match &args.checkpoint_dir {
+        Some(dir) => {
+            let checkpoint = CheckpointDir::create(dir)?;
+            if let Some(m) = checkpoint.load_manifest()? {
+                anyhow::bail!(
+                    "{} already holds a checkpoint of {} ({}); continue it with `cayley resume {}` or choose another directory",
+                    dir.display(),
+                    m.job.puzzle,
+                    m.job.metric,
+                    dir.display()
+                );
+            }
+            (checkpoint, None)
+        }
+        None => {
+            let temp = tempfile::Builder::new()
+                .prefix("cayley-checkpoint-")
+                .tempdir_in(&scratch)?;
+            (CheckpointDir::create(temp.path())?, Some(temp))
+        }
+    };
+    if !args.local.quiet {
         eprintln!(
             "{} ({}): {} states, {} generators, {} shards",
             job.puzzle.spec,
@@ -25,60 +44,57 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             job.layout.shards()
         );
     }
-    let config = SearchConfig {
-        threads: args.threads,
-        max_depth: args.max_depth,
-        scratch: args.scratch,
-        antipodes: args.antipodes,
-    };
-    let outcome = search(&job, &config, &LevelBars::new(args.quiet))?;
-    let result = RunResult::new(&job, &outcome);
-    result.write(&out)?;
-    print_summary(&job, &result, &outcome);
-    println!("results written to {}", out.display());
-    Ok(())
+    let fresh = Manifest::new(&job, args.keep_levels, args.max_depth);
+    run_local(LocalJob {
+        job,
+        checkpoint,
+        fresh,
+        temporary,
+        local: args.local,
+    })
 }
 
-/// `./cayley-out/<puzzle>-<metric>` with the spec made file-name safe.
-pub fn default_out_dir(spec: &str, metric: &str) -> PathBuf {
-    let safe: String = spec
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                c
+/// Rebuilds the job a manifest describes.
+pub fn job_of_manifest(manifest: &Manifest) -> anyhow::Result<Job> {
+    let metric = manifest.job.metric.parse().map_err(|e: String| anyhow::anyhow!(e))?;
+    Job::new(
+        parse_puzzle(&manifest.job.puzzle, metric)?,
+        Some(manifest.job.shard_pieces),
+    )
+}
+
+pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
+    let dir = &args.checkpoint_dir;
+    let checkpoint = CheckpointDir::existing(dir);
+    let manifest = checkpoint.load_manifest()?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "{} has no {}: not a cayley checkpoint directory",
+            dir.display(),
+            cayley_shared::manifest::MANIFEST_FILE
+        )
+    })?;
+    let job = job_of_manifest(&manifest)?;
+    manifest.check_matches(&job, dir)?;
+    if !args.local.quiet {
+        let done = manifest.levels.len().saturating_sub(1);
+        eprintln!(
+            "resuming {} ({}) from {}: {} level(s) done{}",
+            manifest.job.puzzle,
+            manifest.job.metric,
+            dir.display(),
+            done,
+            if manifest.finished {
+                ", job finished: rewriting the results"
             } else {
-                '-'
+                ""
             }
-        })
-        .collect();
-    PathBuf::from("cayley-out").join(format!("{}-{}", safe, metric))
-}
-
-fn print_summary(job: &cayley_shared::job::Job, result: &RunResult, outcome: &cayley_shared::engine::SearchOutcome) {
-    println!("{} ({} metric)", result.puzzle, result.metric);
-    print!("{}", result.table());
-    if result.complete {
-        println!(
-            "complete: {} states = all reachable states; diameter {}",
-            result.states, result.diameter
-        );
-    } else {
-        println!(
-            "PARTIAL table (stopped at depth {}): {} of {} states counted",
-            result.diameter, result.states, result.reachable_states
         );
     }
-    println!("{} s total", format_args!("{:.2}", result.total_seconds));
-    if !outcome.antipodes.is_empty() {
-        println!(
-            "\n{} state(s) at depth {} (first {} shown):",
-            result.depths.last().unwrap(),
-            result.diameter,
-            outcome.antipodes.len()
-        );
-        for (a, rec) in outcome.antipodes.iter().zip(&result.antipodes) {
-            println!("{}", job.puzzle.render(&a.state));
-            println!("solve: {}\n", if rec.word.is_empty() { "(solved)" } else { &rec.word });
-        }
-    }
+    run_local(LocalJob {
+        job,
+        checkpoint,
+        fresh: manifest,
+        temporary: None,
+        local: args.local,
+    })
 }

@@ -19,12 +19,12 @@ pub struct Antipode {
 }
 
 /// One shard's words, mapped or loaded.
-pub enum ShardWords<'a> {
+pub enum ShardWords {
     Mapped(Plane),
-    Loaded(&'a [u64]),
+    Loaded(Vec<u64>),
 }
 
-impl ShardWords<'_> {
+impl ShardWords {
     fn words(&self) -> &[u64] {
         match self {
             ShardWords::Mapped(p) => p.words(),
@@ -36,7 +36,7 @@ impl ShardWords<'_> {
 /// Where the walk reads level bits from.
 pub trait LevelSource {
     /// The words of `(level, shard)`.
-    fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<ShardWords<'_>>;
+    fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<ShardWords>;
 }
 
 /// Picks the first `limit` states of level `depth` and finds a shortest
@@ -58,18 +58,17 @@ pub fn find_antipodes(
     let layout = &job.layout;
     let mut positions: Vec<Vec<u8>> = walkers.iter().map(|a| a.state.clone()).collect();
     for d in (0..depth).rev() {
-        // Bits of the shards this step touches, copied out once per level.
-        let mut bits: HashMap<u64, Vec<u64>> = HashMap::new();
+        // Shards this step touches, loaded once per level and dropped after it.
+        let mut bits: HashMap<u64, ShardWords> = HashMap::new();
         for (walker, pos) in walkers.iter_mut().zip(positions.iter_mut()) {
             let mut step = None;
             for (i, m) in job.puzzle.moves.iter().enumerate() {
                 let Some(next) = job.puzzle.apply(m, pos) else { continue };
                 let (shard, word, bit) = layout.bit_position(layout.index_of(&next));
                 if !bits.contains_key(&shard) {
-                    let words = source.shard(d, shard)?.words().to_vec();
-                    bits.insert(shard, words);
+                    bits.insert(shard, source.shard(d, shard)?);
                 }
-                if (bits[&shard][word] >> bit) & 1 == 1 {
+                if (bits[&shard].words()[word] >> bit) & 1 == 1 {
                     step = Some((i, next));
                     break;
                 }

@@ -249,7 +249,7 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
 
 /// Level files of the scratch store, as a source for the antipode walk.
 impl LevelSource for LevelStore {
-    fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<ShardWords<'_>> {
+    fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<ShardWords> {
         Ok(ShardWords::Mapped(self.open(level, shard)?))
     }
 }

@@ -26,6 +26,7 @@ pub mod perm;
 pub mod puzzle;
 pub mod rank;
 pub mod result;
+pub mod svg;
 pub mod transition;
 
 /// Generated gRPC types and stubs of `proto/cayley.proto`.

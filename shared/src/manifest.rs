@@ -59,6 +59,11 @@ pub struct LevelRecord {
     pub seconds: f64,
     /// Bytes of the level's frontier files.
     pub bytes: u64,
+    /// States of each shard (to validate a recomputed file).
+    pub shard_counts: Vec<u64>,
+    /// Neighbour evaluations the level's tasks performed.
+    #[serde(default)]
+    pub evaluations: u64,
 }
 
 /// One completed task of the running level.

@@ -3,6 +3,7 @@
 
 use crate::engine::SearchOutcome;
 use crate::job::Job;
+use crate::puzzle::Puzzle;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -86,8 +87,9 @@ impl RunResult {
         }
     }
 
-    /// Writes `result.json` and `depths.csv` into `dir` (created if needed).
-    pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
+    /// Writes `result.json`, `depths.csv`, `depths.svg` and `antipodes.txt`
+    /// into `dir` (created if needed).
+    pub fn write(&self, dir: &Path, puzzle: &Puzzle) -> anyhow::Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create output directory {}", dir.display()))?;
         let json = serde_json::to_string_pretty(self)?;
         write_atomic(&dir.join("result.json"), json.as_bytes())?;
@@ -95,7 +97,37 @@ impl RunResult {
         for (d, c) in self.depths.iter().enumerate() {
             let _ = writeln!(csv, "{},{}", d, c);
         }
-        write_atomic(&dir.join("depths.csv"), csv.as_bytes())
+        write_atomic(&dir.join("depths.csv"), csv.as_bytes())?;
+        write_atomic(&dir.join("depths.svg"), crate::svg::depth_histogram(self).as_bytes())?;
+        write_atomic(&dir.join("antipodes.txt"), self.antipodes_text(puzzle).as_bytes())
+    }
+
+    /// The antipodes as grids with their solving words.
+    pub fn antipodes_text(&self, puzzle: &Puzzle) -> String {
+        let mut out = String::new();
+        let last = self.depths.last().copied().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "{} ({}): {} state(s) at depth {}; the first {} in rank order, each with a shortest solving word.\n",
+            self.puzzle,
+            self.metric,
+            last,
+            self.diameter,
+            self.antipodes.len()
+        );
+        for (i, a) in self.antipodes.iter().enumerate() {
+            let _ = writeln!(out, "#{}", i + 1);
+            let _ = writeln!(out, "{}", puzzle.render_slots(&a.state));
+            let word = if a.word.is_empty() && self.diameter > 0 {
+                "(not available: earlier levels were not kept)"
+            } else if a.word.is_empty() {
+                "(solved)"
+            } else {
+                &a.word
+            };
+            let _ = writeln!(out, "solve: {}\n", word);
+        }
+        out
     }
 
     /// The depth table as aligned text, with cumulative counts.

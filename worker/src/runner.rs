@@ -11,6 +11,7 @@ use cayley_shared::manifest::CheckpointDir;
 use cayley_shared::transition::NO_SOURCE;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Why a task failed.
@@ -44,13 +45,45 @@ pub struct TaskResult {
     pub seconds: f64,
 }
 
+/// A computed task whose output file is not written yet.
+pub struct ComputedTask {
+    level_dir: PathBuf,
+    target: PathBuf,
+    id: FrontierId,
+    plane: Arc<Plane>,
+    count: u64,
+    evaluations: u64,
+    started: Instant,
+}
+
+impl ComputedTask {
+    /// Compresses and writes the output file atomically.
+    pub fn write(self) -> Result<TaskResult, TaskError> {
+        std::fs::create_dir_all(&self.level_dir)
+            .map_err(|e| TaskError::Unreadable(format!("cannot create {}: {}", self.level_dir.display(), e)))?;
+        let (_, file_bytes) = write_frontier(&self.target, self.id, self.plane.words()).map_err(|e| {
+            if e.is_disk_full() {
+                TaskError::DiskFull(e.to_string())
+            } else {
+                TaskError::Other(e.to_string())
+            }
+        })?;
+        Ok(TaskResult {
+            count: self.count,
+            evaluations: self.evaluations,
+            file_bytes,
+            seconds: self.started.elapsed().as_secs_f64(),
+        })
+    }
+}
+
 /// Computes tasks of one job on this machine.
 pub struct TaskRunner {
     ctx: SearchContext,
     checkpoint: CheckpointDir,
     scratch: PathBuf,
     fingerprint: u64,
-    cache: HashMap<(u32, u64), Plane>,
+    cache: HashMap<(u32, u64), Arc<Plane>>,
     pool: rayon::ThreadPool,
 }
 
@@ -98,14 +131,16 @@ impl TaskRunner {
             )));
         }
         let scratch = self.scratch_path(level, shard);
-        let mut plane = PlaneMut::create(&scratch, self.ctx.job.layout.shard_words())
-            .map_err(|e| scratch_error(&scratch, e))?;
+        let mut plane =
+            PlaneMut::create(&scratch, self.ctx.job.layout.shard_words()).map_err(|e| scratch_error(&scratch, e))?;
         read_frontier(&path, &self.id(level, shard), plane.words_mut()).map_err(|e| match e {
-            FormatError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::NotFound => TaskError::CorruptInput {
-                level,
-                shard,
-                message: format!("{}: missing", path.display()),
-            },
+            FormatError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                TaskError::CorruptInput {
+                    level,
+                    shard,
+                    message: format!("{}: missing", path.display()),
+                }
+            }
             e if e.is_corruption() || matches!(e, FormatError::Io { .. }) => TaskError::CorruptInput {
                 level,
                 shard,
@@ -113,14 +148,20 @@ impl TaskRunner {
             },
             e => TaskError::Other(e.to_string()),
         })?;
-        let plane = plane.freeze().map_err(|e| scratch_error(&scratch, e))?;
-        self.cache.insert((level, shard), plane);
+        let plane = freeze_unlinked(plane, &scratch)?;
+        self.cache.insert((level, shard), Arc::new(plane));
         Ok(())
     }
 
-    /// Computes `F_{from_level+1}(shard)`. `on_block` gets the states each
-    /// block found.
-    pub fn run(&mut self, from_level: u32, shard: u64, on_block: &(dyn Fn(u64) + Sync)) -> Result<TaskResult, TaskError> {
+    /// Computes `F_{from_level+1}(shard)` into scratch. `on_block` gets the
+    /// states each block found. The result still has to be written with
+    /// [`ComputedTask::write`], which can overlap the next computation.
+    pub fn compute(
+        &mut self,
+        from_level: u32,
+        shard: u64,
+        on_block: &(dyn Fn(u64) + Sync),
+    ) -> Result<ComputedTask, TaskError> {
         let started = Instant::now();
         // Levels before from_level - 1 are never read again.
         self.cache.retain(|&(level, _), _| level + 1 >= from_level);
@@ -143,7 +184,8 @@ impl TaskRunner {
             self.load(from_level - 1, shard)?;
         }
         let out_scratch = self.scratch_path(from_level + 1, shard);
-        let mut out = PlaneMut::create(&out_scratch, layout.shard_words()).map_err(|e| scratch_error(&out_scratch, e))?;
+        let mut out =
+            PlaneMut::create(&out_scratch, layout.shard_words()).map_err(|e| scratch_error(&out_scratch, e))?;
         let zeros;
         let previous = if from_level > 0 {
             self.cache[&(from_level - 1, shard)].words()
@@ -163,24 +205,25 @@ impl TaskRunner {
             previous,
             current: self.cache[&(from_level, shard)].words(),
         };
+        let loaded = started.elapsed().as_secs_f64();
         let stats = self.pool.install(|| expand_shard(&inputs, out.words_mut(), on_block));
-        let target = self.checkpoint.frontier_path(from_level + 1, shard);
-        std::fs::create_dir_all(self.checkpoint.level_dir(from_level + 1))
-            .map_err(|e| TaskError::Unreadable(format!("cannot create {}: {}", target.display(), e)))?;
-        let (_, file_bytes) = write_frontier(&target, self.id(from_level + 1, shard), out.words()).map_err(|e| {
-            if e.is_disk_full() {
-                TaskError::DiskFull(e.to_string())
-            } else {
-                TaskError::Other(e.to_string())
-            }
-        })?;
-        let plane = out.freeze().map_err(|e| scratch_error(&out_scratch, e))?;
-        self.cache.insert((from_level + 1, shard), plane);
-        Ok(TaskResult {
+        tracing::debug!(
+            "task ({}, {}): inputs {:.3} s, kernel {:.3} s",
+            from_level,
+            shard,
+            loaded,
+            started.elapsed().as_secs_f64() - loaded
+        );
+        let plane = Arc::new(freeze_unlinked(out, &out_scratch)?);
+        self.cache.insert((from_level + 1, shard), plane.clone());
+        Ok(ComputedTask {
+            level_dir: self.checkpoint.level_dir(from_level + 1),
+            target: self.checkpoint.frontier_path(from_level + 1, shard),
+            id: self.id(from_level + 1, shard),
+            plane,
             count: stats.found,
             evaluations: stats.evaluations,
-            file_bytes,
-            seconds: started.elapsed().as_secs_f64(),
+            started,
         })
     }
 
@@ -188,6 +231,15 @@ impl TaskRunner {
     pub fn blocks_per_task(&self) -> u64 {
         self.ctx.job.layout.blocks_per_shard()
     }
+}
+
+/// Freezes a scratch plane and unlinks its file: the mapping keeps the data
+/// alive exactly as long as the cache (or a pending write) holds it, and the
+/// disk space is returned when it is dropped.
+fn freeze_unlinked(plane: PlaneMut, path: &Path) -> Result<Plane, TaskError> {
+    let plane = plane.freeze().map_err(|e| scratch_error(path, e))?;
+    let _ = std::fs::remove_file(path);
+    Ok(plane)
 }
 
 fn scratch_error(path: &Path, e: std::io::Error) -> TaskError {

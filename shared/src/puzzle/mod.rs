@@ -153,18 +153,19 @@ impl Puzzle {
     /// Renders a state (position notation) as a grid of piece labels, or as
     /// one line when the puzzle has no grid.
     pub fn render(&self, state: &[u8]) -> String {
-        let mut at_slot = vec![0usize; self.slots];
-        for (piece, &slot) in state.iter().enumerate() {
-            at_slot[slot as usize] = piece;
-        }
-        let width = self.labels.iter().map(|l| l.len()).max().unwrap_or(1);
-        let cell = |slot: usize| format!("{:>w$}", self.labels[at_slot[slot]], w = width);
+        self.render_slots(&self.slot_contents(state))
+    }
+
+    /// Renders piece labels given slot by slot.
+    pub fn render_slots(&self, labels: &[String]) -> String {
+        let width = labels.iter().map(|l| l.len()).max().unwrap_or(1);
+        let cell = |slot: usize| format!("{:>w$}", labels[slot], w = width);
         match self.grid {
             Some((rows, cols)) => (0..rows)
                 .map(|r| (0..cols).map(|c| cell(r * cols + c)).collect::<Vec<_>>().join(" "))
                 .collect::<Vec<_>>()
                 .join("\n"),
-            None => (0..self.slots).map(cell).collect::<Vec<_>>().join(" "),
+            None => (0..labels.len()).map(cell).collect::<Vec<_>>().join(" "),
         }
     }
 

@@ -1,0 +1,192 @@
+//! A coordinator plus in-process workers over loopback: the engine behind
+//! `cayley run` and `cayley resume`. It is the cluster path, on one machine.
+
+use crate::cli::LocalArgs;
+use crate::progress::LevelBars;
+use crate::server::finish::result_of;
+use crate::server::state::{JobState, Phase};
+use crate::server::{self, ServeOptions};
+use cayley_shared::job::Job;
+use cayley_shared::manifest::{CheckpointDir, Manifest};
+use cayley_shared::result::RunResult;
+use cayley_worker::{run_worker, WorkerConfig};
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::task::JoinSet;
+
+/// A job to run here.
+pub struct LocalJob {
+    pub job: Job,
+    pub checkpoint: CheckpointDir,
+    /// Manifest to start from when the checkpoint holds none.
+    pub fresh: Manifest,
+    /// Set when the checkpoint is temporary (removed after success).
+    pub temporary: Option<tempfile::TempDir>,
+    pub local: LocalArgs,
+}
+
+/// Runs the job to the end (or until it stops), writes and prints results.
+pub fn run_local(task: LocalJob) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(run_local_async(task))
+}
+
+/// A fresh random cluster token.
+pub fn random_token() -> String {
+    use rand::Rng;
+    let mut rng = rand::rng();
+    (0..32).map(|_| format!("{:x}", rng.random_range(0..16u8))).collect()
+}
+
+async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
+    let LocalJob {
+        job,
+        checkpoint,
+        fresh,
+        temporary,
+        local,
+    } = task;
+    let out = local
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out_dir(&job.puzzle.spec, job.puzzle.metric.name()));
+    let state = JobState::open(
+        job.clone(),
+        checkpoint.clone(),
+        fresh,
+        Duration::from_secs(30),
+        Box::new(LevelBars::new(local.quiet)),
+    )?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let token = random_token();
+    let mut running = server::start(
+        state,
+        ServeOptions {
+            listener,
+            token: Some(token.clone()),
+            tls: None,
+            lease_secs: 30,
+        },
+    )?;
+    let scratch_parent = local.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&scratch_parent)?;
+    let scratch = tempfile::Builder::new()
+        .prefix("cayley-scratch-")
+        .tempdir_in(&scratch_parent)?;
+    let total_threads = match local.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let workers = local.workers.max(1);
+    let mut set = JoinSet::new();
+    for i in 0..workers {
+        let config = WorkerConfig {
+            coordinator: url.clone(),
+            token: Some(token.clone()),
+            scratch: scratch.path().to_path_buf(),
+            threads: (total_threads / workers).max(1),
+            name: format!("local-{}", i + 1),
+            checkpoint_dir: None,
+            tls_ca: None,
+            patience: Duration::from_secs(10),
+        };
+        set.spawn(run_worker(config));
+    }
+    let phase = running
+        .wait(async {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => "interrupted".to_string(),
+                reason = all_workers_gone(&mut set) => reason,
+            }
+        })
+        .await;
+    let state = running.shutdown(Duration::from_secs(5)).await?;
+    while set.join_next().await.is_some() {}
+    let root = checkpoint.root().to_path_buf();
+    match phase {
+        Phase::Finished => {
+            let result = {
+                let state = state.lock().expect("state");
+                result_of(&state, local.antipodes)?
+            };
+            result.write(&out, &job.puzzle)?;
+            print_summary(&job, &result);
+            println!("results written to {}", out.display());
+            drop(temporary);
+            Ok(())
+        }
+        other => {
+            let reason = match other {
+                Phase::Stopped(reason) => reason,
+                _ => "the coordinator stopped".to_string(),
+            };
+            let kept = temporary.map(|t| t.keep()).unwrap_or(root);
+            anyhow::bail!(
+                "{}; everything computed so far is in {} - continue with `cayley resume {}`",
+                reason,
+                kept.display(),
+                kept.display()
+            )
+        }
+    }
+}
+
+/// Resolves when every worker has exited, with the first error seen.
+async fn all_workers_gone(set: &mut JoinSet<anyhow::Result<cayley_worker::WorkerSummary>>) -> String {
+    let mut first_error = None;
+    while let Some(joined) = set.join_next().await {
+        let message = match joined {
+            Ok(Ok(summary)) if summary.finished => continue,
+            Ok(Ok(summary)) => summary.reason,
+            Ok(Err(e)) => format!("{:#}", e),
+            Err(e) => e.to_string(),
+        };
+        first_error.get_or_insert(message);
+    }
+    // The job is still running but no worker is left to do the work.
+    format!(
+        "every worker exited ({})",
+        first_error.unwrap_or_else(|| "no error reported".into())
+    )
+}
+
+/// `./cayley-out/<puzzle>-<metric>` with the spec made file-name safe.
+pub fn default_out_dir(spec: &str, metric: &str) -> PathBuf {
+    let safe: String = spec
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    PathBuf::from("cayley-out").join(format!("{}-{}", safe, metric))
+}
+
+/// Prints the table and the antipodes.
+pub fn print_summary(job: &Job, result: &RunResult) {
+    println!("{} ({} metric)", result.puzzle, result.metric);
+    print!("{}", result.table());
+    if result.complete {
+        println!(
+            "complete: {} states = all reachable states; diameter {}",
+            result.states, result.diameter
+        );
+    } else {
+        println!(
+            "PARTIAL table (stopped at depth {}): {} of {} states counted",
+            result.diameter, result.states, result.reachable_states
+        );
+    }
+    println!("{:.2} s of level computation", result.total_seconds);
+    if !result.antipodes.is_empty() {
+        println!();
+        print!("{}", result.antipodes_text(&job.puzzle));
+    }
+}

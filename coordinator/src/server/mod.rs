@@ -1,0 +1,106 @@
+//! The coordinator server: serves a [`JobState`] over gRPC until the job
+//! ends, then lets connected workers learn that before shutting down.
+
+pub mod finish;
+pub mod service;
+pub mod state;
+
+use cayley_shared::proto::coordinator_server::CoordinatorServer;
+use service::{check_token, CoordinatorService};
+use state::{JobState, Phase};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tonic::transport::{Identity, Server, ServerTlsConfig};
+
+/// How to serve a job.
+pub struct ServeOptions {
+    pub listener: TcpListener,
+    pub token: Option<String>,
+    /// PEM certificate and key for TLS.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    pub lease_secs: u32,
+}
+
+/// A running server.
+pub struct Running {
+    pub state: Arc<Mutex<JobState>>,
+    phase_rx: watch::Receiver<Phase>,
+    shutdown_tx: watch::Sender<bool>,
+    server: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
+}
+
+/// Starts serving `state`.
+pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> {
+    let initial = state.phase.clone();
+    let state = Arc::new(Mutex::new(state));
+    let (phase_tx, phase_rx) = watch::channel(initial);
+    let service = CoordinatorService {
+        state: state.clone(),
+        phase_tx: Arc::new(phase_tx),
+        lease_secs: options.lease_secs,
+    };
+    let mut builder = Server::builder().http2_keepalive_interval(Some(Duration::from_secs(10)));
+    if let Some((cert, key)) = &options.tls {
+        let read = |p: &PathBuf| std::fs::read(p).map_err(|e| anyhow::anyhow!("cannot read {}: {}", p.display(), e));
+        let identity = Identity::from_pem(read(cert)?, read(key)?);
+        builder = builder.tls_config(ServerTlsConfig::new().identity(identity))?;
+    }
+    let (shutdown_tx, mut shutdown_rx) = watch::channel(false);
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(options.listener);
+    let router = builder.add_service(CoordinatorServer::with_interceptor(service, check_token(options.token)));
+    let server = tokio::spawn(router.serve_with_incoming_shutdown(incoming, async move {
+        let _ = shutdown_rx.wait_for(|&stop| stop).await;
+    }));
+    Ok(Running {
+        state,
+        phase_rx,
+        shutdown_tx,
+        server,
+    })
+}
+
+impl Running {
+    /// Waits until the job finishes or stops, or `interrupt` fires (then the
+    /// job is stopped with that reason).
+    pub async fn wait(&mut self, interrupt: impl std::future::Future<Output = String>) -> Phase {
+        let already = self.state.lock().expect("state").phase.clone();
+        if already != Phase::Running {
+            return already;
+        }
+        tokio::select! {
+            r = self.phase_rx.wait_for(|p| *p != Phase::Running) => {
+                r.map(|p| p.clone()).unwrap_or(Phase::Stopped("coordinator channel closed".into()))
+            }
+            reason = interrupt => {
+                let mut s = self.state.lock().expect("state");
+                s.stop(reason);
+                s.phase.clone()
+            }
+        }
+    }
+
+    /// Gives workers `grace` to hear that the job is over, then stops serving.
+    pub async fn shutdown(self, grace: Duration) -> anyhow::Result<Arc<Mutex<JobState>>> {
+        let deadline = tokio::time::Instant::now() + grace;
+        while tokio::time::Instant::now() < deadline {
+            let busy = {
+                let s = self.state.lock().expect("state");
+                s.workers
+                    .values()
+                    .any(|w| w.last_seen.elapsed() < Duration::from_secs(2) && w.busy)
+            };
+            if !busy {
+                // Leave one poll interval for idle workers to ask again.
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let _ = self.shutdown_tx.send(true);
+        self.server.await??;
+        Ok(self.state)
+    }
+}

@@ -1,0 +1,235 @@
+//! Results and failures of tasks, and closing a level.
+
+use super::{JobState, Phase};
+use cayley_shared::format::read_header;
+use cayley_shared::manifest::{KeepLevels, LevelRecord, ShardRecord};
+use cayley_shared::proto::{task_failed, TaskDone, TaskFailed};
+
+/// The coordinator's answer to a reported result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Accepted,
+    /// A late duplicate of a result already recorded: harmless.
+    Ignored(String),
+    Rejected(String),
+}
+
+impl JobState {
+    /// A worker reports a finished task.
+    pub fn complete(&mut self, worker: u64, lease_id: u64, done: TaskDone) -> Verdict {
+        self.touch(worker);
+        let lease = match self.current_lease(worker, lease_id) {
+            Ok(l) => l,
+            Err(why) => {
+                return match self.issued.get(&lease_id).copied().filter(|&k| self.is_done(k)) {
+                    Some(_) => Verdict::Ignored("already recorded".into()),
+                    None => Verdict::Rejected(why),
+                }
+            }
+        };
+        let key = lease.key;
+        let lease = self.leases.remove(&lease_id).expect("current lease");
+        if let Err(why) = self.validate(key, done.count) {
+            self.reporter.warn(&format!(
+                "rejected result of task ({}, {}) from worker {}: {}",
+                key.0, key.1, worker, why
+            ));
+            self.release(lease);
+            return Verdict::Rejected(why);
+        }
+        if let Some(w) = self.workers.get_mut(&worker) {
+            w.busy = false;
+            w.tasks_done += 1;
+            w.evaluations += done.evaluations;
+            w.busy_secs += done.seconds;
+        }
+        let running_from = self.manifest.running.as_ref().map_or(u32::MAX, |r| r.from_level);
+        if key.0 < running_from {
+            return self.finish_repair(key, done.count);
+        }
+        if self.is_done(key) {
+            return Verdict::Ignored("already recorded".into());
+        }
+        let record = ShardRecord {
+            count: done.count,
+            bytes: done.file_bytes,
+            evaluations: done.evaluations,
+        };
+        self.manifest
+            .running
+            .as_mut()
+            .expect("running level")
+            .done
+            .insert(key.1, record);
+        self.failures.remove(&key);
+        if let Err(e) = self.checkpoint.save_manifest(&self.manifest) {
+            self.stop(format!("cannot record progress: {:#}", e));
+            return Verdict::Rejected("manifest not writable".into());
+        }
+        let (blocks, states) = self.level_progress();
+        self.reporter.progress(blocks, states);
+        self.maybe_complete_level();
+        Verdict::Accepted
+    }
+
+    /// Checks a reported count against the shard size and the output file.
+    fn validate(&self, key: (u32, u64), count: u64) -> Result<(), String> {
+        let layout = &self.job.layout;
+        let capacity = layout.blocks_per_shard() * layout.block_states() as u64;
+        if count > capacity {
+            return Err(format!("count {} exceeds the shard's {} states", count, capacity));
+        }
+        let path = self.checkpoint.frontier_path(key.0 + 1, key.1);
+        let header = read_header(&path).map_err(|e| e.to_string())?;
+        header
+            .check(&path, &self.id(key.0 + 1, key.1))
+            .map_err(|e| e.to_string())?;
+        if header.popcount != count {
+            return Err(format!(
+                "{} holds {} states, the report says {}",
+                path.display(),
+                header.popcount,
+                count
+            ));
+        }
+        Ok(())
+    }
+
+    /// A recomputed file of an earlier level must hold what was recorded.
+    fn finish_repair(&mut self, key: (u32, u64), count: u64) -> Verdict {
+        let recorded = self.manifest.levels[key.0 as usize + 1].shard_counts[key.1 as usize];
+        if recorded != count {
+            self.stop(format!(
+                "recomputing level {} shard {} gave {} states but {} were recorded; the checkpoint is inconsistent",
+                key.0 + 1,
+                key.1,
+                count,
+                recorded
+            ));
+            return Verdict::Rejected("repair mismatch".into());
+        }
+        self.reporter
+            .warn(&format!("level {} shard {} recomputed and verified", key.0 + 1, key.1));
+        Verdict::Accepted
+    }
+
+    /// A worker reports a failed task.
+    pub fn fail(&mut self, worker: u64, lease_id: u64, failed: TaskFailed) -> Verdict {
+        self.touch(worker);
+        let key = match self.current_lease(worker, lease_id) {
+            Ok(l) => l.key,
+            Err(why) => return Verdict::Rejected(why),
+        };
+        let lease = self.leases.remove(&lease_id).expect("current lease");
+        self.release(lease);
+        let kind = task_failed::Kind::try_from(failed.kind).unwrap_or(task_failed::Kind::Other);
+        self.reporter.warn(&format!(
+            "task ({}, {}) failed on worker {}: {}",
+            key.0, key.1, worker, failed.message
+        ));
+        match kind {
+            task_failed::Kind::DiskFull => self.stop(format!(
+                "disk full: {}. Free space, then resume with `cayley resume {}`",
+                failed.message,
+                self.checkpoint.root().display()
+            )),
+            task_failed::Kind::CorruptInput => self.repair(failed.level, failed.shard, &failed.message),
+            task_failed::Kind::UnreadableCheckpoint => {}
+            task_failed::Kind::Other => {
+                let n = {
+                    let n = self.failures.entry(key).or_insert(0);
+                    *n += 1;
+                    *n
+                };
+                if n >= super::MAX_TASK_FAILURES {
+                    self.stop(format!(
+                        "task ({}, {}) failed {} times; last error: {}",
+                        key.0, key.1, n, failed.message
+                    ));
+                }
+            }
+        }
+        Verdict::Accepted
+    }
+
+    /// Schedules the recomputation of a damaged file, or stops the job when
+    /// its inputs are gone.
+    fn repair(&mut self, level: u32, shard: u64, message: &str) {
+        let path = self.checkpoint.frontier_path(level, shard);
+        let _ = std::fs::remove_file(&path);
+        if level == 0 {
+            if let Err(e) = self.write_level_zero_shard(shard) {
+                self.stop(format!("cannot rewrite {}: {:#}", path.display(), e));
+            }
+            return;
+        }
+        let inputs_kept = self.manifest.keep_levels == KeepLevels::All || level < 2;
+        let attempts = self.failures.entry((level - 1, shard)).or_insert(0);
+        *attempts += 1;
+        if !inputs_kept || *attempts > super::MAX_TASK_FAILURES {
+            self.stop(format!(
+                "{} is damaged ({}) and cannot be recomputed (its inputs are not kept with --keep-levels last2, or they are damaged too)",
+                path.display(),
+                message
+            ));
+            return;
+        }
+        self.reporter.warn(&format!("recomputing damaged {}", path.display()));
+        self.pending.insert((level - 1, shard));
+    }
+
+    /// Stops handing out work.
+    pub fn stop(&mut self, reason: String) {
+        if self.phase == Phase::Running {
+            self.reporter.warn(&format!("stopping: {}", reason));
+            if let Some(r) = self.manifest.running.as_mut() {
+                r.seconds_before += self.level_started.elapsed().as_secs_f64();
+            }
+            let _ = self.checkpoint.save_manifest(&self.manifest);
+            self.phase = Phase::Stopped(reason);
+        }
+    }
+
+    /// Closes the running level once every shard is recorded.
+    pub(super) fn maybe_complete_level(&mut self) {
+        let layout_shards = self.job.layout.shards() as usize;
+        let Some(running) = self.manifest.running.as_ref() else {
+            return;
+        };
+        if running.done.len() < layout_shards {
+            return;
+        }
+        let running = self.manifest.running.take().expect("checked");
+        let count: u64 = running.done.values().map(|r| r.count).sum();
+        let seconds = running.seconds_before + self.level_started.elapsed().as_secs_f64();
+        let depth = running.from_level + 1;
+        self.reporter.level_finished(depth, count, seconds);
+        let mut finished = count == 0;
+        if count > 0 {
+            self.manifest.levels.push(LevelRecord {
+                count,
+                seconds,
+                bytes: running.done.values().map(|r| r.bytes).sum(),
+                shard_counts: running.done.values().map(|r| r.count).collect(),
+                evaluations: running.done.values().map(|r| r.evaluations).sum(),
+            });
+            if self.manifest.keep_levels == KeepLevels::Last2 && depth >= 2 {
+                self.checkpoint.remove_level(depth - 2);
+            }
+            let reached_all = self.manifest.states() >= self.job.reachable_states;
+            let reached_limit = self.manifest.max_depth.is_some_and(|m| depth >= m);
+            finished = reached_all || reached_limit;
+        } else {
+            self.checkpoint.remove_level(depth);
+        }
+        if finished {
+            self.manifest.finished = true;
+            self.phase = Phase::Finished;
+        } else {
+            self.start_level(depth);
+        }
+        if let Err(e) = self.checkpoint.save_manifest(&self.manifest) {
+            self.stop(format!("cannot record the finished level: {:#}", e));
+        }
+    }
+}
