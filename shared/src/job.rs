@@ -45,6 +45,9 @@ pub struct Requirements {
 impl Job {
     /// Plans a job; fails when the puzzle cannot be ranked or sharded.
     pub fn new(puzzle: Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Job> {
+        if let Some(u) = &puzzle.unsupported {
+            anyhow::bail!("'{}' cannot be searched yet: {}", puzzle.spec, u.reason);
+        }
         let guarded = puzzle.guarded_pieces();
         if guarded.iter().enumerate().any(|(i, &p)| i != p) {
             anyhow::bail!("guarded pieces must be the first pieces of the puzzle");

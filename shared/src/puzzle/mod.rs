@@ -9,7 +9,12 @@
 //! the guard's truth value (see `layout`).
 
 mod loopover;
+mod perm_file;
+mod sliding;
 mod spec;
+mod turnstyle;
+mod tws;
+mod varikon;
 
 pub use spec::{known_families, parse_puzzle, SpecError};
 
@@ -95,6 +100,20 @@ pub struct Puzzle {
     /// it differs from the group order (sliding puzzles: moves depend on the
     /// blank, so the reachable set is not a group). `None` = group order.
     pub reachable_states: Option<u128>,
+    /// Why the engine cannot search this puzzle yet, when it cannot for a
+    /// reason other than size (`.tws` orientations, identical pieces).
+    /// `cayley info` still shows its group; `Job::new` refuses it.
+    pub unsupported: Option<Unsupported>,
+}
+
+/// A puzzle the engine cannot search yet, and whether its state count is known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsupported {
+    /// What is not supported, for the user.
+    pub reason: String,
+    /// True when the states are exactly the elements of the group the moves
+    /// generate (false with identical pieces: fewer states, count unknown).
+    pub states_are_group: bool,
 }
 
 impl Puzzle {
@@ -199,5 +218,6 @@ pub fn from_generators(spec: &str, slots: usize, perms: Vec<Perm>) -> Puzzle {
         labels: (1..=slots).map(|i| i.to_string()).collect(),
         solved: (0..slots as u8).collect(),
         reachable_states: None,
+        unsupported: None,
     }
 }
