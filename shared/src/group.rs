@@ -17,6 +17,9 @@ pub struct StabiliserChain {
     base: Vec<usize>,
     gens: Vec<Perm>,
     transversals: Vec<Vec<Option<Perm>>>,
+    /// `inverses[l][pt]` = `transversals[l][pt]⁻¹`, kept because sifting
+    /// needs the inverse at every step.
+    inverses: Vec<Vec<Option<Perm>>>,
 }
 
 impl StabiliserChain {
@@ -31,6 +34,7 @@ impl StabiliserChain {
             base: Vec::new(),
             gens: Vec::new(),
             transversals: Vec::new(),
+            inverses: Vec::new(),
         };
         for g in gens {
             assert_eq!(g.degree(), degree, "generators must share one degree");
@@ -92,6 +96,7 @@ impl StabiliserChain {
             .expect("a non-identity permutation moves some point");
         self.base.push(point);
         self.transversals.push(Vec::new());
+        self.inverses.push(Vec::new());
     }
 
     /// Generators fixing every base point before level `l`.
@@ -121,6 +126,7 @@ impl StabiliserChain {
                 }
             }
         }
+        self.inverses[l] = transversal.iter().map(|u| u.as_ref().map(Perm::inverse)).collect();
         self.transversals[l] = transversal;
     }
 
@@ -132,8 +138,8 @@ impl StabiliserChain {
         for (x, ux) in transversal.iter().enumerate() {
             let Some(ux) = ux else { continue };
             for s in &gens {
-                let uy = transversal[s[x] as usize].as_ref().expect("orbits are closed");
-                let schreier = uy.inverse().after(&s.after(ux));
+                let uy_inv = self.inverses[l][s[x] as usize].as_ref().expect("orbits are closed");
+                let schreier = uy_inv.after(&s.after(ux));
                 let (residue, stop) = self.sift(schreier, l + 1);
                 if !residue.is_identity() {
                     return Some((residue, stop));
@@ -147,8 +153,8 @@ impl StabiliserChain {
     /// the level where sifting stopped.
     fn sift(&self, mut g: Perm, start: usize) -> (Perm, usize) {
         for l in start..self.base.len() {
-            match &self.transversals[l][g[self.base[l]] as usize] {
-                Some(u) => g = u.inverse().after(&g),
+            match &self.inverses[l][g[self.base[l]] as usize] {
+                Some(u_inv) => g = u_inv.after(&g),
                 None => return (g, l),
             }
         }

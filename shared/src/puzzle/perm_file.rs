@@ -3,10 +3,10 @@
 //! One generator per line, `name: (1,2,3)(4,5)`, in 1-based cycle notation
 //! (commas or spaces between the points of a cycle); `#` starts a comment;
 //! blank lines are ignored. The degree is the largest point mentioned. The
-//! graph is undirected, so the inverse of every generator that is not
-//! already among them is added, named `name'`.
+//! engine searches undirected graphs, so the inverse of every generator that
+//! is not already among them is added, named `name'`.
 
-use super::{Metric, Move, Puzzle, SpecError};
+use super::{add_missing_inverses, number_labels, unguarded_moves, Metric, Puzzle, SpecError};
 use crate::perm::Perm;
 use std::collections::HashMap;
 
@@ -28,39 +28,13 @@ pub fn perm_puzzle(spec: &str, path: &str, metric: Metric) -> Result<Puzzle, Spe
         .flat_map(|g| g.cycles.iter().flatten())
         .max()
         .map_or(0, |&p| p + 1);
-    let mut moves: Vec<Move> = written
-        .iter()
-        .map(|g| Move {
-            name: g.name.clone(),
-            perm: perm_from_cycles(degree, &g.cycles),
-            guard: None,
-        })
-        .collect();
-    for i in 0..written.len() {
-        let inv = moves[i].perm.inverse();
-        if !moves.iter().any(|m| m.perm == inv) {
-            let mut name = format!("{}'", moves[i].name);
-            while moves.iter().any(|m| m.name == name) {
-                name.push('\'');
-            }
-            moves.push(Move {
-                name,
-                perm: inv,
-                guard: None,
-            });
-        }
-    }
-    Ok(Puzzle {
-        spec: spec.to_string(),
-        metric,
-        slots: degree,
-        moves,
-        grid: None,
-        labels: (1..=degree).map(|i| i.to_string()).collect(),
-        solved: (0..degree as u8).collect(),
-        reachable_states: None,
-        unsupported: None,
-    })
+    let mut moves = unguarded_moves(
+        written
+            .iter()
+            .map(|g| (g.name.clone(), perm_from_cycles(degree, &g.cycles))),
+    );
+    add_missing_inverses(&mut moves);
+    Ok(Puzzle::permutation(spec, metric, moves, number_labels(1..=degree)))
 }
 
 /// Reads a puzzle definition file, or says why it cannot.

@@ -106,6 +106,16 @@ pub(super) fn blank_puzzle(spec: String, slots: usize, slides: &[Slide], metric:
     }
 }
 
+/// Names of the moves legal in the solved state.
+#[cfg(test)]
+pub(super) fn legal_from_solved(p: &Puzzle) -> Vec<&str> {
+    p.moves
+        .iter()
+        .filter(|m| p.apply(m, &p.solved).is_some())
+        .map(|m| m.name.as_str())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,13 +138,7 @@ mod tests {
         // From solved (blank bottom right) the tiles left of and above the
         // blank can move: R and D only.
         let p = sliding(3, 3, Metric::Mtm);
-        let legal: Vec<&str> = p
-            .moves
-            .iter()
-            .filter(|m| p.apply(m, &p.solved).is_some())
-            .map(|m| m.name.as_str())
-            .collect();
-        assert_eq!(legal, ["D", "R"]);
+        assert_eq!(legal_from_solved(&p), ["D", "R"]);
         let r = p
             .moves
             .iter()

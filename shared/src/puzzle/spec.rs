@@ -63,25 +63,13 @@ pub fn known_families() -> &'static [(&'static str, &'static str)] {
 pub fn parse_puzzle(spec: &str, metric: Metric) -> Result<Puzzle, SpecError> {
     let spec = spec.trim();
     let (family, args) = spec.split_once(':').unwrap_or((spec, ""));
-    let too_small = |why: &str| SpecError::TooSmall {
-        spec: spec.to_string(),
-        why: why.to_string(),
-    };
     match family.to_ascii_lowercase().as_str() {
         "loopover" => {
-            let (rows, cols) = parse_grid(spec, args, "loopover:3x3")?;
-            if rows < 2 || cols < 2 {
-                return Err(too_small("Loopover needs at least 2 rows and 2 columns"));
-            }
-            check_slots(spec, rows.checked_mul(cols), MAX_POINTS)?;
+            let (rows, cols) = parse_board(spec, args, "loopover:3x3", "Loopover", MAX_POINTS)?;
             Ok(loopover(rows, cols, metric))
         }
         "sliding" => {
-            let (rows, cols) = parse_grid(spec, args, "sliding:4x4")?;
-            if rows < 2 || cols < 2 {
-                return Err(too_small("a sliding puzzle needs at least 2 rows and 2 columns"));
-            }
-            check_slots(spec, rows.checked_mul(cols), MAX_RANKED_POINTS)?;
+            let (rows, cols) = parse_board(spec, args, "sliding:4x4", "a sliding puzzle", MAX_RANKED_POINTS)?;
             Ok(sliding(rows, cols, metric))
         }
         "varikon" if args.is_empty() => Ok(varikon(metric)),
@@ -89,23 +77,9 @@ pub fn parse_puzzle(spec: &str, metric: Metric) -> Result<Puzzle, SpecError> {
             spec: spec.to_string(),
             why: "varikon takes no size: it is the 2×2×2 box".into(),
         }),
-        "turnstyle" => {
-            let n = parse_count(spec, args, "turnstyle:12")?;
-            if n < 4 {
-                return Err(too_small("Turnstyle needs at least 4 numbers on the circle"));
-            }
-            // Number 1 is pinned, so N − 1 points are ranked.
-            check_slots(spec, Some(n - 1), MAX_RANKED_POINTS)?;
-            Ok(turnstyle(n, metric))
-        }
-        "turnstyle-cayley" => {
-            let n = parse_count(spec, args, "turnstyle-cayley:12")?;
-            if n < 4 {
-                return Err(too_small("Turnstyle needs at least 4 numbers on the circle"));
-            }
-            check_slots(spec, Some(n), MAX_POINTS)?;
-            Ok(turnstyle_cayley(n, metric))
-        }
+        // Number 1 is pinned, so N − 1 points are ranked.
+        "turnstyle" => Ok(turnstyle(parse_circle(spec, args, 1, MAX_RANKED_POINTS)?, metric)),
+        "turnstyle-cayley" => Ok(turnstyle_cayley(parse_circle(spec, args, 0, MAX_POINTS)?, metric)),
         "perm" => perm_puzzle(spec, args, metric),
         "tws" => tws_puzzle(spec, args, metric),
         _ => Err(SpecError::UnknownFamily {
@@ -120,12 +94,41 @@ pub fn parse_puzzle(spec: &str, metric: Metric) -> Result<Puzzle, SpecError> {
     }
 }
 
-/// Parses a whole number argument such as the `12` of `turnstyle:12`.
-fn parse_count(spec: &str, arg: &str, example: &str) -> Result<usize, SpecError> {
-    arg.trim().parse().map_err(|_| SpecError::BadArgument {
+/// Parses the `N` of `turnstyle:N`: at least 4 numbers, and at most `max`
+/// slots once `pinned` of them are fixed.
+fn parse_circle(spec: &str, arg: &str, pinned: usize, max: usize) -> Result<usize, SpecError> {
+    let n: usize = arg.trim().parse().map_err(|_| SpecError::BadArgument {
         spec: spec.to_string(),
-        why: format!("expected a whole number after the colon, e.g. {}", example),
-    })
+        why: "expected a whole number after the colon, e.g. turnstyle:12".into(),
+    })?;
+    if n < 4 {
+        return Err(SpecError::TooSmall {
+            spec: spec.to_string(),
+            why: "Turnstyle needs at least 4 numbers on the circle".into(),
+        });
+    }
+    check_slots(spec, Some(n - pinned), max)?;
+    Ok(n)
+}
+
+/// Parses the `RxC` of a board with at least 2 rows and 2 columns and at
+/// most `max` cells.
+fn parse_board(
+    spec: &str,
+    size: &str,
+    example: &'static str,
+    what: &str,
+    max: usize,
+) -> Result<(usize, usize), SpecError> {
+    let (rows, cols) = parse_grid(spec, size, example)?;
+    if rows < 2 || cols < 2 {
+        return Err(SpecError::TooSmall {
+            spec: spec.to_string(),
+            why: format!("{} needs at least 2 rows and 2 columns", what),
+        });
+    }
+    check_slots(spec, rows.checked_mul(cols), max)?;
+    Ok((rows, cols))
 }
 
 /// Parses `RxC`.

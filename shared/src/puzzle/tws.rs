@@ -121,22 +121,13 @@ fn from_text(spec: &str, path: &str, text: &str, metric: Metric) -> Result<Puzzl
         }),
         (None, None) => None,
     };
-    let solved = match unsupported {
-        // The group's identity; these puzzles are never searched.
-        Some(_) => (0..degree as u8).collect(),
-        None => solved_slots(&def),
-    };
-    Ok(Puzzle {
-        spec: spec.to_string(),
-        metric,
-        slots: degree,
-        moves,
-        grid: None,
-        labels: point_labels(&def.sets),
-        solved,
-        reachable_states: None,
-        unsupported,
-    })
+    let mut puzzle = Puzzle::permutation(spec, metric, moves, point_labels(&def.sets));
+    if unsupported.is_none() {
+        puzzle.solved = solved_slots(&def);
+    }
+    // Otherwise the solved state stays the group's identity: never searched.
+    puzzle.unsupported = unsupported;
+    Ok(puzzle)
 }
 
 /// A base move's moves under `metric`, named as twsearch names powers.

@@ -115,3 +115,18 @@ fn malformed_files_name_the_line() {
         }
     }
 }
+
+#[test]
+fn twists_follow_the_piece_leaving_a_position() {
+    // twsearch: new_o[j] = old_o[p[j]] + o[p[j]], so the orientation line is
+    // indexed by the position a piece leaves. Here position 1 receives the
+    // piece from 2, and the piece leaving position 1 (for position 3) turns.
+    let text = "Set C 3 3\nSolved\nC\n1 2 3\n0 0 0\nEnd\nMove M\nC\n2 3 1\n1 0 0\nEnd\n";
+    let p = build(text, Metric::Stm).unwrap();
+    let m = &p.moves[0].perm;
+    let point = |pos: usize, o: usize| pos * 3 + o;
+    assert_eq!(m[point(0, 0)] as usize, point(2, 1));
+    assert_eq!(m[point(0, 2)] as usize, point(2, 0));
+    assert_eq!(m[point(1, 0)] as usize, point(0, 0));
+    assert_eq!(m[point(2, 1)] as usize, point(1, 1));
+}
