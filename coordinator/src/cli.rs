@@ -27,6 +27,8 @@ pub enum Command {
     /// Show a puzzle's generators, group order, shard plan and the memory
     /// and disk a run needs, without running it.
     Info(InfoArgs),
+    /// Counting lower bound on the diameter: canonical move sequences per length.
+    Bound(crate::bound::BoundArgs),
 }
 
 /// Which puzzle and how to cut it.

@@ -1,6 +1,7 @@
 //! `cayley`: computes exact distance tables of Cayley graphs of permutation
 //! puzzles. See `cayley --help` and README.md.
 
+mod bound;
 mod cli;
 mod info;
 mod local;
@@ -26,6 +27,7 @@ fn main() {
         cli::Command::Resume(args) => run::resume(args),
         cli::Command::Status(args) => status::status(args),
         cli::Command::Info(args) => info::info(args),
+        cli::Command::Bound(args) => bound::bound(args),
     };
     if let Err(err) = outcome {
         eprintln!("error: {:#}", err);

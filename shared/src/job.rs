@@ -5,7 +5,6 @@ use crate::group::group_order;
 use crate::layout::{Layout, LayoutError, DEFAULT_LOW_PIECES, TARGET_SHARD_BYTES};
 use crate::lowtable::table_bytes;
 use crate::puzzle::Puzzle;
-use crate::rank::factorial;
 use serde::Serialize;
 use std::path::Path;
 
@@ -45,6 +44,9 @@ pub struct Requirements {
 impl Job {
     /// Plans a job; fails when the puzzle cannot be ranked or sharded.
     pub fn new(puzzle: Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Job> {
+        if let Some(u) = &puzzle.unsupported {
+            anyhow::bail!("'{}' cannot be searched yet: {}", puzzle.spec, u.reason);
+        }
         let guarded = puzzle.guarded_pieces();
         if guarded.iter().enumerate().any(|(i, &p)| i != p) {
             anyhow::bail!("guarded pieces must be the first pieces of the puzzle");
@@ -56,6 +58,14 @@ impl Job {
             );
         }
         let even = puzzle.all_moves_even();
+        if puzzle.slots > crate::rank::MAX_RANKED_POINTS {
+            // Refused before planning: n! overflows u128 beyond 34 pieces.
+            anyhow::bail!(
+                "'{}' cannot be searched: {}",
+                puzzle.spec,
+                describe_oversize(puzzle.slots, even)
+            );
+        }
         let layout = Layout::plan(puzzle.slots, even, guarded.len(), shard_pieces).map_err(|e| match e {
             LayoutError::TooManyPieces { .. } => anyhow::anyhow!(
                 "'{}' cannot be searched: {}",
@@ -141,13 +151,18 @@ impl Job {
 /// Explains why a puzzle with too many pieces cannot be ranked, with the
 /// size of the space it would have.
 fn describe_oversize(pieces: usize, even: bool) -> String {
-    let states = factorial(pieces) as f64 / if even { 2.0 } else { 1.0 };
+    // In floating point: 64 pieces (8×8 Loopover) have 64! > u128::MAX states.
+    let states = (1..=pieces).map(|k| k as f64).product::<f64>() / if even { 2.0 } else { 1.0 };
     let level = states / 8.0;
     let shards = (level / TARGET_SHARD_BYTES as f64).ceil();
     format!(
         "{:.3e} states would need {} per level ({:.3e} shards of {}), and ranking supports at most {} pieces (limit of {} low pieces per block)",
         states,
-        human_bytes(level as u128),
+        if level < 1e27 {
+            human_bytes(level as u128)
+        } else {
+            format!("{:.3e} B", level)
+        },
         shards,
         human_bytes(TARGET_SHARD_BYTES),
         crate::rank::MAX_RANKED_POINTS,

@@ -6,6 +6,7 @@
 //! - [`puzzle`]: slots, pieces, moves and metrics; spec parsing.
 //! - [`perm`], [`rank`]: permutations and their perfect lexicographic ranking.
 //! - [`group`]: group order by Schreier–Sims, the independent check of every table.
+//! - [`bignat`], [`bound`]: exact big counts and the counting lower bound on the diameter.
 //! - [`layout`]: how a rank splits into shard, block and low part.
 //! - [`lowtable`], [`transition`]: how a move carries a whole block.
 //! - [`bits`], [`kernel`]: memory-mapped bit arrays and the BFS task.
@@ -13,7 +14,9 @@
 //! - [`result`]: `result.json`, `depths.csv`, printed tables.
 
 pub mod antipodes;
+pub mod bignat;
 pub mod bits;
+pub mod bound;
 pub mod engine;
 pub mod format;
 pub mod group;

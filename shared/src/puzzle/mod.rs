@@ -9,7 +9,12 @@
 //! the guard's truth value (see `layout`).
 
 mod loopover;
+mod perm_file;
+mod sliding;
 mod spec;
+mod turnstyle;
+mod tws;
+mod varikon;
 
 pub use spec::{known_families, parse_puzzle, SpecError};
 
@@ -95,9 +100,39 @@ pub struct Puzzle {
     /// it differs from the group order (sliding puzzles: moves depend on the
     /// blank, so the reachable set is not a group). `None` = group order.
     pub reachable_states: Option<u128>,
+    /// Why the engine cannot search this puzzle yet, when it cannot for a
+    /// reason other than size (`.tws` orientations, identical pieces).
+    /// `cayley info` still shows its group; `Job::new` refuses it.
+    pub unsupported: Option<Unsupported>,
+}
+
+/// A puzzle the engine cannot search yet, and whether its state count is known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsupported {
+    /// What is not supported, for the user.
+    pub reason: String,
+    /// True when the states are exactly the elements of the group the moves
+    /// generate (false with identical pieces: fewer states, count unknown).
+    pub states_are_group: bool,
 }
 
 impl Puzzle {
+    /// A plain permutation puzzle: one slot per label, solved = piece `i` in
+    /// slot `i`, no grid, states = the group the moves generate.
+    pub fn permutation(spec: &str, metric: Metric, moves: Vec<Move>, labels: Vec<String>) -> Puzzle {
+        Puzzle {
+            spec: spec.to_string(),
+            metric,
+            slots: labels.len(),
+            moves,
+            grid: None,
+            solved: (0..labels.len() as u8).collect(),
+            labels,
+            reachable_states: None,
+            unsupported: None,
+        }
+    }
+
     /// True when the inverse of every move is also a move, so the state
     /// graph is undirected and BFS may use `F_{d-1} ∪ F_d` as "seen".
     pub fn is_undirected(&self) -> bool {
@@ -179,26 +214,48 @@ impl Puzzle {
     }
 }
 
-/// Builds a puzzle from raw generator permutations (used by tests and by the
-/// generic `perm:` family); names are `g1`, `g2`, ….
-pub fn from_generators(spec: &str, slots: usize, perms: Vec<Perm>) -> Puzzle {
-    let moves = perms
+/// Unguarded moves from names and permutations.
+pub fn unguarded_moves(named: impl IntoIterator<Item = (String, Perm)>) -> Vec<Move> {
+    named
         .into_iter()
-        .enumerate()
-        .map(|(i, perm)| Move {
-            name: format!("g{}", i + 1),
+        .map(|(name, perm)| Move {
+            name,
             perm,
             guard: None,
         })
-        .collect();
-    Puzzle {
-        spec: spec.to_string(),
-        metric: Metric::Mtm,
-        slots,
-        moves,
-        grid: None,
-        labels: (1..=slots).map(|i| i.to_string()).collect(),
-        solved: (0..slots as u8).collect(),
-        reachable_states: None,
+        .collect()
+}
+
+/// Appends the inverse of every move whose inverse is not among the moves,
+/// named `name'` (with more primes if that name is taken), so the graph is
+/// undirected as the engine requires.
+pub(crate) fn add_missing_inverses(moves: &mut Vec<Move>) {
+    let mut i = 0;
+    while i < moves.len() {
+        let inv = moves[i].perm.inverse();
+        if !moves.iter().any(|m| m.perm == inv) {
+            let mut name = format!("{}'", moves[i].name);
+            while moves.iter().any(|m| m.name == name) {
+                name.push('\'');
+            }
+            moves.push(Move {
+                name,
+                perm: inv,
+                guard: None,
+            });
+        }
+        i += 1;
     }
+}
+
+/// Builds a puzzle from raw generator permutations (used by tests); names
+/// are `g1`, `g2`, ….
+pub fn from_generators(spec: &str, slots: usize, perms: Vec<Perm>) -> Puzzle {
+    let moves = unguarded_moves(perms.into_iter().enumerate().map(|(i, p)| (format!("g{}", i + 1), p)));
+    Puzzle::permutation(spec, Metric::Mtm, moves, number_labels(1..=slots))
+}
+
+/// Labels `first..=last` as decimal numbers.
+pub(crate) fn number_labels(range: std::ops::RangeInclusive<usize>) -> Vec<String> {
+    range.map(|i| i.to_string()).collect()
 }

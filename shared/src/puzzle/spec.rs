@@ -1,6 +1,13 @@
 //! Parsing of puzzle specs such as `loopover:2x6`.
 
-use super::{loopover::loopover, Metric, Puzzle};
+use super::loopover::loopover;
+use super::perm_file::perm_puzzle;
+use super::sliding::sliding;
+use super::turnstyle::{turnstyle, turnstyle_cayley};
+use super::tws::tws_puzzle;
+use super::varikon::varikon;
+use super::{Metric, Puzzle};
+use crate::rank::MAX_RANKED_POINTS;
 use thiserror::Error;
 
 /// A puzzle spec that cannot be turned into a puzzle.
@@ -22,29 +29,59 @@ pub enum SpecError {
     TooSmall { spec: String, why: String },
     #[error("'{spec}' has {slots} slots; this build handles at most {max}")]
     TooManySlots { spec: String, slots: usize, max: usize },
+    #[error("bad argument in '{spec}': {why}")]
+    BadArgument { spec: String, why: String },
+    /// A puzzle file that cannot be read or parsed; `line` is 1-based.
+    #[error("{path}{}: {why}", line_suffix(.line))]
+    BadFile {
+        path: String,
+        line: Option<usize>,
+        why: String,
+    },
+}
+
+/// `:12` for line 12, nothing for a whole-file problem.
+fn line_suffix(line: &Option<usize>) -> String {
+    line.map_or(String::new(), |l| format!(":{}", l))
 }
 
 /// Families this build understands, with their spec syntax.
 pub fn known_families() -> &'static [(&'static str, &'static str)] {
-    &[("loopover", "loopover:RxC, R and C at least 2")]
+    &[
+        ("loopover", "loopover:RxC, R and C at least 2"),
+        ("sliding", "sliding:RxC, R and C at least 2, R·C at most 20"),
+        ("varikon", "varikon, the 2×2×2 Varikon box"),
+        ("turnstyle", "turnstyle:N, N from 4 to 21, rotation free"),
+        ("turnstyle-cayley", "turnstyle-cayley:N, N from 4 to 256"),
+        ("perm", "perm:FILE, generators in cycle notation"),
+        ("tws", "tws:FILE, a twsearch/ksolve definition"),
+    ]
 }
 
-/// Parses a spec string into a puzzle under `metric`.
+/// Parses a spec string into a puzzle under `metric` (families without a
+/// choice of metric ignore it).
 pub fn parse_puzzle(spec: &str, metric: Metric) -> Result<Puzzle, SpecError> {
     let spec = spec.trim();
     let (family, args) = spec.split_once(':').unwrap_or((spec, ""));
     match family.to_ascii_lowercase().as_str() {
         "loopover" => {
-            let (rows, cols) = parse_grid(spec, args, "loopover:3x3")?;
-            if rows < 2 || cols < 2 {
-                return Err(SpecError::TooSmall {
-                    spec: spec.to_string(),
-                    why: "Loopover needs at least 2 rows and 2 columns".into(),
-                });
-            }
-            check_slots(spec, rows.checked_mul(cols))?;
+            let (rows, cols) = parse_board(spec, args, "loopover:3x3", "Loopover", MAX_POINTS)?;
             Ok(loopover(rows, cols, metric))
         }
+        "sliding" => {
+            let (rows, cols) = parse_board(spec, args, "sliding:4x4", "a sliding puzzle", MAX_RANKED_POINTS)?;
+            Ok(sliding(rows, cols, metric))
+        }
+        "varikon" if args.is_empty() => Ok(varikon(metric)),
+        "varikon" => Err(SpecError::BadArgument {
+            spec: spec.to_string(),
+            why: "varikon takes no size: it is the 2×2×2 box".into(),
+        }),
+        // Number 1 is pinned, so N − 1 points are ranked.
+        "turnstyle" => Ok(turnstyle(parse_circle(spec, args, 1, MAX_RANKED_POINTS)?, metric)),
+        "turnstyle-cayley" => Ok(turnstyle_cayley(parse_circle(spec, args, 0, MAX_POINTS)?, metric)),
+        "perm" => perm_puzzle(spec, args, metric),
+        "tws" => tws_puzzle(spec, args, metric),
         _ => Err(SpecError::UnknownFamily {
             spec: spec.to_string(),
             family: family.to_string(),
@@ -55,6 +92,43 @@ pub fn parse_puzzle(spec: &str, metric: Metric) -> Result<Puzzle, SpecError> {
                 .join(", "),
         }),
     }
+}
+
+/// Parses the `N` of `turnstyle:N`: at least 4 numbers, and at most `max`
+/// slots once `pinned` of them are fixed.
+fn parse_circle(spec: &str, arg: &str, pinned: usize, max: usize) -> Result<usize, SpecError> {
+    let n: usize = arg.trim().parse().map_err(|_| SpecError::BadArgument {
+        spec: spec.to_string(),
+        why: "expected a whole number after the colon, e.g. turnstyle:12".into(),
+    })?;
+    if n < 4 {
+        return Err(SpecError::TooSmall {
+            spec: spec.to_string(),
+            why: "Turnstyle needs at least 4 numbers on the circle".into(),
+        });
+    }
+    check_slots(spec, Some(n - pinned), max)?;
+    Ok(n)
+}
+
+/// Parses the `RxC` of a board with at least 2 rows and 2 columns and at
+/// most `max` cells.
+fn parse_board(
+    spec: &str,
+    size: &str,
+    example: &'static str,
+    what: &str,
+    max: usize,
+) -> Result<(usize, usize), SpecError> {
+    let (rows, cols) = parse_grid(spec, size, example)?;
+    if rows < 2 || cols < 2 {
+        return Err(SpecError::TooSmall {
+            spec: spec.to_string(),
+            why: format!("{} needs at least 2 rows and 2 columns", what),
+        });
+    }
+    check_slots(spec, rows.checked_mul(cols), max)?;
+    Ok((rows, cols))
 }
 
 /// Parses `RxC`.
@@ -74,14 +148,16 @@ fn parse_grid(spec: &str, size: &str, example: &'static str) -> Result<(usize, u
 }
 
 /// Points are stored as bytes, so a puzzle has at most 256 slots.
-fn check_slots(spec: &str, slots: Option<usize>) -> Result<(), SpecError> {
-    const MAX: usize = 256;
+const MAX_POINTS: usize = 256;
+
+/// Refuses more than `max` slots.
+fn check_slots(spec: &str, slots: Option<usize>, max: usize) -> Result<(), SpecError> {
     match slots {
-        Some(n) if n <= MAX => Ok(()),
+        Some(n) if n <= max => Ok(()),
         other => Err(SpecError::TooManySlots {
             spec: spec.to_string(),
             slots: other.unwrap_or(usize::MAX),
-            max: MAX,
+            max,
         }),
     }
 }
@@ -114,5 +190,29 @@ mod tests {
         }
         let msg = parse_puzzle("cube:3", Metric::Mtm).unwrap_err().to_string();
         assert!(msg.contains("known families: loopover"), "{}", msg);
+    }
+
+    #[test]
+    fn new_families_parse_and_refuse_with_reasons() {
+        assert_eq!(parse_puzzle("sliding:3x3", Metric::Mtm).unwrap().slots, 9);
+        assert_eq!(parse_puzzle("varikon", Metric::Mtm).unwrap().slots, 8);
+        assert_eq!(parse_puzzle("turnstyle:12", Metric::Mtm).unwrap().slots, 11);
+        assert_eq!(parse_puzzle("turnstyle-cayley:30", Metric::Mtm).unwrap().slots, 30);
+        for (bad, needle) in [
+            ("sliding:1x4", "at least 2 rows"),
+            ("sliding:5x5", "at most 20"),
+            ("sliding:3", "bad size"),
+            ("varikon:3", "takes no size"),
+            ("turnstyle:3", "at least 4"),
+            ("turnstyle:22", "at most 20"),
+            ("turnstyle:x", "whole number"),
+            ("turnstyle-cayley:300", "at most 256"),
+            ("perm:", "a file name is needed"),
+            ("perm:/nonexistent/gens.txt", "/nonexistent/gens.txt: cannot read"),
+            ("tws:/nonexistent/cube.tws", "/nonexistent/cube.tws: cannot read"),
+        ] {
+            let msg = parse_puzzle(bad, Metric::Mtm).unwrap_err().to_string();
+            assert!(msg.contains(needle), "{}: {}", bad, msg);
+        }
     }
 }

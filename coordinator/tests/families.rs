@@ -1,0 +1,141 @@
+//! The `cayley` command on the puzzle families, `bound`, and bad files.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn cayley(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cayley"))
+        .args(args)
+        .output()
+        .expect("run cayley")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Writes `text` to `dir/name` and returns the spec `family:path`.
+fn spec_file(dir: &Path, family: &str, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    format!("{}:{}", family, path.display())
+}
+
+/// Asserts one clear `error:` line containing every needle, exit status 1.
+fn assert_refused(args: &[&str], needles: &[&str]) {
+    let o = cayley(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{:?}: {}", args, err);
+    assert!(!err.contains("panicked"), "{:?}: {}", args, err);
+    assert_eq!(err.trim().lines().count(), 1, "{:?}: {}", args, err);
+    assert!(err.starts_with("error: "), "{:?}: {}", args, err);
+    for needle in needles {
+        assert!(err.contains(needle), "{:?}: {}", args, err);
+    }
+}
+
+/// One corner that can be twisted in place: 3 orientations.
+const TWIST: &str = "Name Twist\nSet CORNER 1 3\nSolved\nCORNER\n1\n0\nEnd\nMove T\nCORNER\n1\n1\nEnd\n";
+
+#[test]
+fn bound_prints_table_2_and_the_bound() {
+    let o = cayley(&["bound", "loopover:4x4"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    // Seed 002, Table 2.
+    assert!(text.contains("     2  421\n"), "{}", text);
+    assert!(text.contains("    11  26703866863933\n"), "{}", text);
+    assert!(text.contains("states      20922789888000"), "{}", text);
+    assert!(text.contains("bound       11"), "{}", text);
+    assert_refused(&["bound", "sliding:3x3"], &["guarded moves"]);
+}
+
+#[test]
+fn perm_file_runs_a5() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec_file(dir.path(), "perm", "a5.txt", "a: (1 2 3)\nb: (3 4 5)\n");
+    let out = dir.path().join("out");
+    let o = cayley(&["run", &spec, "-q", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
+    // Seed 000 §5: diameter 6, one antipode, (1 2)(4 5).
+    assert_eq!(json["diameter"], 6);
+    assert_eq!(json["states"], 60);
+    let antipodes = json["antipodes"].as_array().unwrap();
+    assert_eq!(antipodes.len(), 1);
+    assert_eq!(antipodes[0]["state"], serde_json::json!(["2", "1", "3", "5", "4"]));
+}
+
+#[test]
+fn info_shows_group_orders_of_every_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let twist = spec_file(dir.path(), "tws", "twist.tws", TWIST);
+    for (args, needles) in [
+        (vec!["info", "varikon"], vec!["group order  40320", "reachable    20160", "when . is in slot 8"]),
+        (vec!["info", "sliding:3x3"], vec!["group order  362880", "reachable    181440"]),
+        (vec!["info", "turnstyle:12"], vec!["group order  39916800", "F12"]),
+        (vec!["info", "turnstyle-cayley:12"], vec!["group order  479001600", "swap"]),
+        (vec!["info", "loopover:8x8"], vec!["group order  126886932185884164103433389335161480802865516174545192198801894375214704230400000000000000", "search       'loopover:8x8' cannot be searched"]),
+        (vec!["info", twist.as_str()], vec!["group order  3\n", "orientations are not supported yet"]),
+    ] {
+        let o = cayley(&args);
+        assert!(o.status.success(), "{:?}: {}", args, stderr(&o));
+        let text = stdout(&o);
+        for needle in needles {
+            assert!(text.contains(needle), "{:?}: {}", args, text);
+        }
+    }
+}
+
+#[test]
+fn oriented_tws_is_refused_by_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let twist = spec_file(dir.path(), "tws", "twist.tws", TWIST);
+    assert_refused(
+        &["run", &twist],
+        &["cannot be searched yet", "orientations are not supported yet"],
+    );
+    let identical = spec_file(
+        dir.path(),
+        "tws",
+        "same.tws",
+        "Set P 4 1\nSolved\nP\n1 1 2 2\nEnd\nMove A\nP\n2 3 4 1\nEnd\n",
+    );
+    assert_refused(&["run", &identical], &["identical pieces are not supported yet"]);
+}
+
+#[test]
+fn malformed_files_are_refused_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &str, &str)] = &[
+        ("perm", "a: (1,2,3\n", ":1: unclosed '('"),
+        ("perm", "a: (1,2)\nb: (2,3,2)\n", ":2: point 2 appears twice"),
+        ("perm", "a: (0,1)\n", ":1: point 0"),
+        ("perm", "a: (1,999)\n", ":1: point 999 is out of range"),
+        ("perm", "a: (1,2)\na: (1,3)\n", ":2: generator name 'a' is already used"),
+        ("perm", "\n# nothing\n", "no generators"),
+        (
+            "tws",
+            "Set P 3 1\nSolved\nP\n1 2 3\nEnd\nMove A\nP\n1 1 2\nEnd\n",
+            ":8: move A: set P is not a permutation",
+        ),
+        ("tws", "Set P 3 1\nIllegal\n", ":2: unsupported keyword 'Illegal'"),
+        (
+            "tws",
+            "Set P 3 1\nSolved\nP\n1 2 3\nEnd\nMove A\nP\n2 1\nEnd\n",
+            ":8: set P has 3 pieces",
+        ),
+    ];
+    for (i, (family, text, needle)) in cases.iter().enumerate() {
+        let name = format!("bad{}.{}", i, family);
+        let spec = spec_file(dir.path(), family, &name, text);
+        let path = spec.split_once(':').unwrap().1.to_string();
+        for command in ["run", "info", "bound"] {
+            assert_refused(&[command, &spec], &[&path, needle]);
+        }
+    }
+}

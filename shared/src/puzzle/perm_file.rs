@@ -1,0 +1,233 @@
+//! Generic permutation puzzles from a file of generators (`perm:FILE`).
+//!
+//! One generator per line, `name: (1,2,3)(4,5)`, in 1-based cycle notation
+//! (commas or spaces between the points of a cycle); `#` starts a comment;
+//! blank lines are ignored. The degree is the largest point mentioned. The
+//! engine searches undirected graphs, so the inverse of every generator that
+//! is not already among them is added, named `name'`.
+
+use super::{add_missing_inverses, number_labels, unguarded_moves, Metric, Puzzle, SpecError};
+use crate::perm::Perm;
+use std::collections::HashMap;
+
+/// Points are stored as bytes.
+const MAX_POINT: usize = 256;
+
+/// One generator as written: its name and cycles (0-based points).
+struct Written {
+    name: String,
+    cycles: Vec<Vec<usize>>,
+}
+
+/// Reads `path` and builds the puzzle; `spec` is what the user typed.
+pub fn perm_puzzle(spec: &str, path: &str, metric: Metric) -> Result<Puzzle, SpecError> {
+    let text = read_spec_file(spec, path)?;
+    let written = parse_generators(path, &text)?;
+    let degree = written
+        .iter()
+        .flat_map(|g| g.cycles.iter().flatten())
+        .max()
+        .map_or(0, |&p| p + 1);
+    let mut moves = unguarded_moves(
+        written
+            .iter()
+            .map(|g| (g.name.clone(), perm_from_cycles(degree, &g.cycles))),
+    );
+    add_missing_inverses(&mut moves);
+    Ok(Puzzle::permutation(spec, metric, moves, number_labels(1..=degree)))
+}
+
+/// Reads a puzzle definition file, or says why it cannot.
+pub(super) fn read_spec_file(spec: &str, path: &str) -> Result<String, SpecError> {
+    if path.is_empty() {
+        return Err(SpecError::BadArgument {
+            spec: spec.to_string(),
+            why: "a file name is needed after the colon, e.g. perm:gens.txt or tws:cube.tws".into(),
+        });
+    }
+    std::fs::read_to_string(path).map_err(|e| SpecError::BadFile {
+        path: path.to_string(),
+        line: None,
+        why: format!("cannot read: {}", e),
+    })
+}
+
+/// Parses every generator line of `text`.
+fn parse_generators(path: &str, text: &str) -> Result<Vec<Written>, SpecError> {
+    let mut out: Vec<Written> = Vec::new();
+    let mut names: HashMap<String, usize> = HashMap::new();
+    for (index, raw) in text.lines().enumerate() {
+        let line = index + 1;
+        let fail = |why: String| SpecError::BadFile {
+            path: path.to_string(),
+            line: Some(line),
+            why,
+        };
+        let content = raw.split('#').next().unwrap_or("").trim();
+        if content.is_empty() {
+            continue;
+        }
+        let (name, cycles) = content
+            .split_once(':')
+            .ok_or_else(|| fail(format!("expected 'name: (1,2,3)(4,5)', found '{}'", content)))?;
+        let name = name.trim();
+        if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',') {
+            return Err(fail(format!(
+                "bad generator name '{}': one word without parentheses or commas",
+                name
+            )));
+        }
+        if let Some(first) = names.get(name) {
+            return Err(fail(format!(
+                "generator name '{}' is already used on line {}",
+                name, first
+            )));
+        }
+        let cycles = parse_cycles(cycles).map_err(&fail)?;
+        check_generator(name, &cycles).map_err(&fail)?;
+        names.insert(name.to_string(), line);
+        out.push(Written {
+            name: name.to_string(),
+            cycles,
+        });
+    }
+    if out.is_empty() {
+        return Err(SpecError::BadFile {
+            path: path.to_string(),
+            line: None,
+            why: "no generators (expected lines like 'a: (1,2,3)(4,5)')".into(),
+        });
+    }
+    Ok(out)
+}
+
+/// Parses `(1,2,3)(4 5)` into 0-based cycles.
+fn parse_cycles(text: &str) -> Result<Vec<Vec<usize>>, String> {
+    let mut cycles = Vec::new();
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return Err("no cycles after the colon; write e.g. (1,2,3)(4,5)".into());
+    }
+    while !rest.is_empty() {
+        let Some(body) = rest.strip_prefix('(') else {
+            return Err(format!("expected '(' at '{}'", rest));
+        };
+        let close = body
+            .find(')')
+            .ok_or_else(|| format!("unclosed '(' in '{}'", text.trim()))?;
+        let inner = &body[..close];
+        if inner.contains('(') {
+            return Err(format!("nested '(' in '{}'", text.trim()));
+        }
+        cycles.push(parse_cycle(inner)?);
+        rest = body[close + 1..].trim_start();
+    }
+    Ok(cycles)
+}
+
+/// Parses the inside of one cycle: points separated by commas or spaces.
+fn parse_cycle(inner: &str) -> Result<Vec<usize>, String> {
+    if inner.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut points = Vec::new();
+    for part in inner.split(',') {
+        let tokens: Vec<&str> = part.split_whitespace().collect();
+        if tokens.is_empty() {
+            return Err(format!("empty entry between commas in '({})'", inner));
+        }
+        for token in tokens {
+            let point: usize = token
+                .parse()
+                .map_err(|_| format!("'{}' is not a point number in '({})'", token, inner))?;
+            if point == 0 {
+                return Err(format!("point 0 in '({})': points are numbered from 1", inner));
+            }
+            if point > MAX_POINT {
+                return Err(format!(
+                    "point {} is out of range: at most {} points are supported",
+                    point, MAX_POINT
+                ));
+            }
+            points.push(point - 1);
+        }
+    }
+    Ok(points)
+}
+
+/// Refuses repeated points and generators that move nothing.
+fn check_generator(name: &str, cycles: &[Vec<usize>]) -> Result<(), String> {
+    let mut seen = [false; MAX_POINT];
+    for &p in cycles.iter().flatten() {
+        if std::mem::replace(&mut seen[p], true) {
+            return Err(format!("point {} appears twice in generator '{}'", p + 1, name));
+        }
+    }
+    if cycles.iter().all(|c| c.len() < 2) {
+        return Err(format!("generator '{}' is the identity: it moves no point", name));
+    }
+    Ok(())
+}
+
+/// The permutation of `degree` points with the given disjoint cycles.
+fn perm_from_cycles(degree: usize, cycles: &[Vec<usize>]) -> Perm {
+    let mut images: Vec<u8> = (0..degree as u8).collect();
+    for c in cycles {
+        for (k, &p) in c.iter().enumerate() {
+            images[p] = c[(k + 1) % c.len()] as u8;
+        }
+    }
+    Perm::from_images(images).expect("disjoint cycles form a permutation")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Vec<Written>, SpecError> {
+        parse_generators("gens.txt", text)
+    }
+
+    fn error_of(text: &str) -> String {
+        match parse(text) {
+            Ok(_) => panic!("accepted: {}", text),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn commas_spaces_comments_and_blank_lines() {
+        let gens = parse("# A5\n\na: (1 2 3)\nb:(3,4,5) # second\n c : (1, 2)(4 5) \n").unwrap();
+        let names: Vec<&str> = gens.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        assert_eq!(gens[2].cycles, vec![vec![0, 1], vec![3, 4]]);
+        assert_eq!(perm_from_cycles(5, &gens[0].cycles).to_string(), "(1,2,3)");
+    }
+
+    #[test]
+    fn errors_name_the_file_and_line() {
+        for (text, needle) in [
+            ("a: (1,2,3\n", "gens.txt:1: unclosed '('"),
+            ("a: (1,2)\nb: 1,2\n", "gens.txt:2: expected '('"),
+            ("a: (1,2)(2,3)\n", "gens.txt:1: point 2 appears twice in generator 'a'"),
+            ("a: (1,2,1)\n", "point 1 appears twice"),
+            ("a: (0,1)\n", "point 0"),
+            ("a: (1,x)\n", "'x' is not a point number"),
+            ("a: (1,,2)\n", "empty entry"),
+            ("a: (1,(2))\n", "nested"),
+            ("a: (1,300)\n", "point 300 is out of range"),
+            (
+                "a: (1,2)\n\na: (2,3)\n",
+                "gens.txt:3: generator name 'a' is already used on line 1",
+            ),
+            ("(1,2)\n", "expected 'name: (1,2,3)(4,5)'"),
+            ("a b: (1,2)\n", "bad generator name"),
+            ("a:\n", "no cycles"),
+            ("e: ()(3)\n", "is the identity"),
+            ("# nothing\n\n", "gens.txt: no generators"),
+        ] {
+            let msg = error_of(text);
+            assert!(msg.contains(needle), "{:?}: {}", text, msg);
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! The Varikon box 2×2×2 (seed 000): seven cubies and one empty cell in a
+//! 2×2×2 box; a move slides the cubie next to the empty cell into it.
+
+use super::sliding::{blank_puzzle, Slide};
+use super::{Metric, Puzzle};
+
+/// Move names by axis: cell `x + 2y + 4z` has exactly one neighbour along
+/// each axis, the cell whose index differs in that axis's bit.
+const AXES: [(usize, &str); 3] = [(1, "X"), (2, "Y"), (4, "Z")];
+
+/// Builds the Varikon box.
+///
+/// Slots are the cells `x + 2y + 4z` (`x, y, z ∈ {0, 1}`). Solved: cubies
+/// `1..=7` in cells `0..=6` and the empty cell at `(1, 1, 1)`, the last
+/// cell, as in the sliding puzzles. `X`, `Y` and `Z` swap the empty cell
+/// with its neighbour along that axis; each is legal everywhere, so a word is
+/// replayable from any state. Seed 000: `8!/2 = 20,160` reachable states
+/// (the cube's cell graph is bipartite, so parity halves them).
+pub fn varikon(metric: Metric) -> Puzzle {
+    let slides: Vec<Slide> = (0..8)
+        .flat_map(|blank| {
+            AXES.iter().map(move |&(bit, name)| Slide {
+                blank,
+                tile: blank ^ bit,
+                name,
+            })
+        })
+        .collect();
+    blank_puzzle("varikon".to_string(), 8, &slides, metric)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_legal_moves_everywhere() {
+        let p = varikon(Metric::Mtm);
+        assert_eq!(p.moves.len(), 24);
+        assert!(p.is_undirected());
+        assert_eq!(p.reachable_states, Some(20_160));
+        assert_eq!(super::super::sliding::legal_from_solved(&p), ["X", "Y", "Z"]);
+        assert_eq!(p.render(&p.solved), "1 2 3 4 5 6 7 .");
+    }
+}

@@ -1,0 +1,169 @@
+//! `.tws` definitions of the 2×2×2 and 3×3×3 cubes, derived here from the
+//! cube's geometry (no table copied from anywhere), for the group-order
+//! tests.
+//!
+//! Cubies sit at integer points of `{-1, 0, 1}³`; a sticker is a cubie
+//! position plus an outward axis direction. A face turn rotates the cubies
+//! of that face's layer a quarter turn about the face's normal. Orientation:
+//! each position lists its stickers in a fixed order (for corners, one with
+//! positive orientation, so rotations shift the list cyclically), and a
+//! piece's twist is how far its reference sticker moves along that list.
+
+type Vec3 = [i32; 3];
+
+/// Faces by name: (axis, side). x = R/L, y = U/D, z = F/B.
+const FACES: [(char, usize, i32); 6] = [
+    ('U', 1, 1),
+    ('D', 1, -1),
+    ('R', 0, 1),
+    ('L', 0, -1),
+    ('F', 2, 1),
+    ('B', 2, -1),
+];
+
+/// Cubie positions with `zeros` zero coordinates (0: corners, 1: edges).
+fn positions(zeros: usize) -> Vec<Vec3> {
+    let mut out = Vec::new();
+    for x in -1..=1 {
+        for y in -1..=1 {
+            for z in -1..=1 {
+                let v = [x, y, z];
+                if v.iter().filter(|&&c| c == 0).count() == zeros {
+                    out.push(v);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn cross(a: Vec3, b: Vec3) -> Vec3 {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+fn dot(a: Vec3, b: Vec3) -> i32 {
+    a.iter().zip(&b).map(|(x, y)| x * y).sum()
+}
+
+/// Quarter turn of `v` about unit axis `n`, clockwise seen from outside:
+/// Rodrigues' formula at −90°, `v' = n (n·v) − n × v`.
+fn turn(n: Vec3, v: Vec3) -> Vec3 {
+    let c = cross(n, v);
+    let d = dot(n, v);
+    [n[0] * d - c[0], n[1] * d - c[1], n[2] * d - c[2]]
+}
+
+/// The sticker directions of a position, in the position's fixed order.
+fn stickers(v: Vec3) -> Vec<Vec3> {
+    // U/D stickers first, the usual reference for twists.
+    let mut dirs: Vec<Vec3> = [1, 0, 2]
+        .into_iter()
+        .filter(|&a| v[a] != 0)
+        .map(|a| {
+            let mut d = [0; 3];
+            d[a] = v[a];
+            d
+        })
+        .collect();
+    // Corners: order the three stickers so they form a positive frame;
+    // a rotation then maps the list of one corner to a cyclic shift of
+    // another's.
+    if dirs.len() == 3 && dot(cross(dirs[0], dirs[1]), dirs[2]) < 0 {
+        dirs.swap(1, 2);
+    }
+    dirs
+}
+
+/// One set of a move: (permutation line, orientation line), twsearch style:
+/// position `j` receives the content of position `perm[j]`, and the piece
+/// leaving position `s` gains twist `ori[s]`.
+fn set_move(places: &[Vec3], normal: Vec3) -> (Vec<usize>, Vec<usize>) {
+    let mut perm: Vec<usize> = (0..places.len()).collect();
+    let mut ori = vec![0; places.len()];
+    for (s, &v) in places.iter().enumerate() {
+        if dot(v, normal) != 1 {
+            continue;
+        }
+        let dest_pos = turn(normal, v);
+        let d = places.iter().position(|&p| p == dest_pos).expect("turns keep cubies");
+        perm[d] = s;
+        let moved = turn(normal, stickers(v)[0]);
+        ori[s] = stickers(dest_pos)
+            .iter()
+            .position(|&x| x == moved)
+            .expect("sticker lands");
+    }
+    (perm, ori)
+}
+
+fn line(values: &[usize], plus_one: bool) -> String {
+    values
+        .iter()
+        .map(|v| (v + plus_one as usize).to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The `.tws` text of the `n`×`n`×`n` cube (`n` = 2 or 3) with quarter turns
+/// of the named faces as moves (e.g. `"URF"`).
+pub fn cube_tws(n: usize, faces: &str) -> String {
+    assert!(n == 2 || n == 3, "2×2×2 or 3×3×3");
+    let mut sets = vec![("CORNERS", positions(0), 3)];
+    if n == 3 {
+        sets.push(("EDGES", positions(1), 2));
+    }
+    let mut text = format!("# {n}x{n}x{n} cube, moves {faces}\nName Cube{n}\n\n");
+    for (name, places, k) in &sets {
+        text += &format!("Set {} {} {}\n", name, places.len(), k);
+    }
+    text += "\nSolved\n";
+    for (name, places, _) in &sets {
+        let id: Vec<usize> = (0..places.len()).collect();
+        text += &format!(
+            "{}\n{}\n{}\n",
+            name,
+            line(&id, true),
+            line(&vec![0; places.len()], false)
+        );
+    }
+    text += "End\n";
+    for face in faces.chars() {
+        let &(_, axis, side) = FACES.iter().find(|f| f.0 == face).expect("a face letter");
+        let mut normal = [0; 3];
+        normal[axis] = side;
+        text += &format!("\nMove {}\n", face);
+        for (name, places, _) in &sets {
+            let (perm, ori) = set_move(places, normal);
+            text += &format!("{}\n{}\n{}\n", name, line(&perm, true), line(&ori, false));
+        }
+        text += "End\n";
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_face_turn_cycles_four_cubies_of_each_kind() {
+        let (perm, ori) = set_move(&positions(0), [0, 1, 0]);
+        assert_eq!(perm.iter().enumerate().filter(|(j, &s)| *j != s).count(), 4);
+        // U keeps U stickers on U: no corner twists.
+        assert!(ori.iter().all(|&o| o == 0));
+        let (_, ori) = set_move(&positions(0), [1, 0, 0]);
+        // R twists its four corners, by a total that is 0 mod 3.
+        assert_eq!(ori.iter().filter(|&&o| o != 0).count(), 4);
+        assert_eq!(ori.iter().sum::<usize>() % 3, 0);
+        // Four quarter turns are the identity on positions.
+        let mut v = [1, 1, 1];
+        for _ in 0..4 {
+            v = turn([1, 0, 0], v);
+        }
+        assert_eq!(v, [1, 1, 1]);
+    }
+}
