@@ -65,10 +65,11 @@ pub fn find_antipodes(
             for (i, m) in job.puzzle.moves.iter().enumerate() {
                 let Some(next) = job.puzzle.apply(m, pos) else { continue };
                 let (shard, word, bit) = layout.bit_position(layout.index_of(&next));
-                if !bits.contains_key(&shard) {
-                    bits.insert(shard, source.shard(d, shard)?);
-                }
-                if (bits[&shard].words()[word] >> bit) & 1 == 1 {
+                let words = match bits.entry(shard) {
+                    std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(e) => e.insert(source.shard(d, shard)?),
+                };
+                if (words.words()[word] >> bit) & 1 == 1 {
                     step = Some((i, next));
                     break;
                 }

@@ -104,3 +104,6 @@ impl Running {
         Ok(self.state)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,124 @@
+//! Unit tests of the coordinator's state machine and service, without a network.
+
+use super::service::CoordinatorService;
+use super::state::{JobState, Phase, Reporter, Verdict};
+use cayley_shared::job::Job;
+use cayley_shared::manifest::{CheckpointDir, KeepLevels, Manifest};
+use cayley_shared::proto::coordinator_server::Coordinator;
+use cayley_shared::proto::{lease_reply, RegisterRequest, TaskDone, TaskProgress, PROTOCOL_VERSION};
+use cayley_shared::puzzle::{parse_puzzle, Metric};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+struct Silent;
+impl Reporter for Silent {
+    fn warn(&mut self, _message: &str) {}
+}
+
+fn state(dir: &std::path::Path, lease: Duration) -> JobState {
+    let job = Job::new(parse_puzzle("loopover:2x4", Metric::Mtm).unwrap(), Some(1)).unwrap();
+    let manifest = Manifest::new(&job, KeepLevels::All, None);
+    JobState::open(
+        job,
+        CheckpointDir::create(dir).unwrap(),
+        manifest,
+        lease,
+        Box::new(Silent),
+    )
+    .unwrap()
+}
+
+fn task(reply: lease_reply::Reply) -> cayley_shared::proto::Task {
+    match reply {
+        lease_reply::Reply::Task(t) => t,
+        other => panic!("expected a task, got {:?}", other),
+    }
+}
+
+fn done(count: u64) -> TaskDone {
+    TaskDone {
+        count,
+        ..TaskDone::default()
+    }
+}
+
+#[test]
+fn results_without_a_matching_file_or_lease_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = state(dir.path(), Duration::from_secs(30));
+    let w = s.register("w".into(), 1);
+    let t = task(s.lease(w));
+    // No output file was written: rejected, and the task goes back to the queue.
+    assert!(matches!(s.complete(w, t.lease_id, done(3)), Verdict::Rejected(_)));
+    // A count larger than the shard is rejected whatever the file says.
+    let t = task(s.lease(w));
+    assert!(matches!(s.complete(w, t.lease_id, done(1 << 40)), Verdict::Rejected(m) if m.contains("exceeds")));
+    // Another worker cannot report someone else's lease.
+    let other = s.register("o".into(), 1);
+    let t = task(s.lease(w));
+    assert!(matches!(s.complete(other, t.lease_id, done(1)), Verdict::Rejected(m) if m.contains("held by")));
+    assert!(s.progress(other, t.lease_id, TaskProgress::default()).is_err());
+    assert_eq!(s.phase, Phase::Running);
+}
+
+#[test]
+fn expired_and_abandoned_leases_are_reissued() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = state(dir.path(), Duration::from_millis(50));
+    let a = s.register("a".into(), 1);
+    let b = s.register("b".into(), 1);
+    let first = task(s.lease(a));
+    std::thread::sleep(Duration::from_millis(80));
+    // The lease expired: the same task goes to the next asker.
+    let again = task(s.lease(b));
+    assert_eq!((again.from_level, again.shard), (first.from_level, first.shard));
+    assert_ne!(again.lease_id, first.lease_id);
+    // A dropped stream releases the task at once.
+    s.abandon(b, again.lease_id);
+    let third = task(s.lease(a));
+    assert_eq!(third.shard, first.shard);
+}
+
+#[tokio::test]
+async fn a_worker_of_another_protocol_version_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = state(dir.path(), Duration::from_secs(30));
+    let (tx, _rx) = tokio::sync::watch::channel(Phase::Running);
+    let service = CoordinatorService {
+        state: Arc::new(Mutex::new(s)),
+        phase_tx: Arc::new(tx),
+        lease_secs: 30,
+    };
+    let request = |version| {
+        tonic::Request::new(RegisterRequest {
+            protocol_version: version,
+            worker_name: "w".into(),
+            cores: 1,
+            scratch_free_bytes: 0,
+        })
+    };
+    let err = service.register(request(PROTOCOL_VERSION + 1)).await.unwrap_err();
+    assert_eq!(err.code(), tonic::Code::FailedPrecondition);
+    assert!(err.message().contains("protocol version"), "{}", err.message());
+    let ok = service.register(request(PROTOCOL_VERSION)).await.unwrap().into_inner();
+    assert_eq!(ok.job.unwrap().puzzle, "loopover:2x4");
+}
+
+#[test]
+fn the_token_check_refuses_missing_and_wrong_tokens() {
+    let check = super::service::check_token(Some("secret".into()));
+    assert_eq!(
+        check(tonic::Request::new(())).unwrap_err().code(),
+        tonic::Code::Unauthenticated
+    );
+    let mut wrong = tonic::Request::new(());
+    wrong
+        .metadata_mut()
+        .insert("authorization", "Bearer nope".parse().unwrap());
+    assert_eq!(check(wrong).unwrap_err().code(), tonic::Code::Unauthenticated);
+    let mut right = tonic::Request::new(());
+    right
+        .metadata_mut()
+        .insert("authorization", "Bearer secret".parse().unwrap());
+    assert!(check(right).is_ok());
+}

@@ -1,0 +1,193 @@
+//! Real processes for the distributed tests: a `cayley serve` coordinator
+//! and `cayley-worker`s on 127.0.0.1.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A binary of the current build profile, next to the test executables.
+pub fn binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target profile directory");
+    let bin = dir.join(format!("{}{}", name, std::env::consts::EXE_SUFFIX));
+    assert!(bin.exists(), "{} is missing: build the workspace first", bin.display());
+    bin
+}
+
+/// A running coordinator whose stderr is collected line by line.
+pub struct Coordinator {
+    pub child: Child,
+    pub url: String,
+    pub checkpoint: PathBuf,
+    pub out: PathBuf,
+    lines: mpsc::Receiver<String>,
+    pub stderr: Vec<String>,
+}
+
+impl Coordinator {
+    /// Starts `cayley serve PUZZLE` on an ephemeral port of 127.0.0.1.
+    pub fn start(dir: &Path, puzzle: &str, token: &str, extra: &[&str]) -> Coordinator {
+        let checkpoint = dir.join("checkpoint");
+        let out = dir.join("out");
+        let mut child = Command::new(binary("cayley"))
+            .args(["serve", puzzle, "--listen", "127.0.0.1:0", "--token", token, "-q"])
+            .arg("--checkpoint-dir")
+            .arg(&checkpoint)
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start cayley serve");
+        let (tx, lines) = mpsc::channel();
+        let stderr = child.stderr.take().expect("piped stderr");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut c = Coordinator {
+            child,
+            url: String::new(),
+            checkpoint,
+            out,
+            lines,
+            stderr: Vec::new(),
+        };
+        let line = c.wait_for_line("serving ", Duration::from_secs(30));
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|r| r.split(';').next())
+            .expect("address in banner");
+        c.url = format!("http://{}", addr.trim());
+        c
+    }
+
+    /// Waits for a stderr line containing `needle`.
+    pub fn wait_for_line(&mut self, needle: &str, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.stderr.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!(
+                    "no line with {:?} within {:?}; stderr so far: {:#?}",
+                    needle, timeout, self.stderr
+                ),
+            }
+        }
+    }
+
+    /// Waits for the coordinator to exit (it writes the results last) and
+    /// returns the table of its complete result.json; panics with its stderr
+    /// when it failed.
+    pub fn finish(mut self, timeout: Duration) -> Vec<u64> {
+        let ok = wait_with_timeout(&mut self.child, timeout);
+        self.stderr.extend(self.lines.try_iter());
+        assert!(ok, "coordinator failed: {:#?}", self.stderr);
+        self.depths()
+    }
+
+    /// Number of completed levels recorded in the manifest (0 if unreadable).
+    pub fn levels_done(&self) -> usize {
+        std::fs::read(self.checkpoint.join("manifest.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|m| m["levels"].as_array().map(|l| l.len()))
+            .unwrap_or(0)
+    }
+
+    fn depths(&self) -> Vec<u64> {
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(self.out.join("result.json")).expect("result.json")).expect("json");
+        assert_eq!(json["complete"], true);
+        json["depths"]
+            .as_array()
+            .expect("depths")
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect()
+    }
+}
+
+impl Drop for Coordinator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts a `cayley-worker`.
+pub fn start_worker(url: &str, token: &str, scratch: &Path, threads: u32) -> Child {
+    Command::new(binary("cayley-worker"))
+        .args([
+            "--coordinator",
+            url,
+            "--token",
+            token,
+            "--threads",
+            &threads.to_string(),
+            "--patience",
+            "10",
+        ])
+        .arg("--scratch")
+        .arg(scratch)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start cayley-worker")
+}
+
+/// Waits for a process, killing it after `timeout`; true when it exited 0.
+pub fn wait_with_timeout(child: &mut Child, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return status.success();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("process did not finish within {:?}", timeout);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits for a worker and returns (exit success, stderr text).
+pub fn worker_output(mut child: Child, timeout: Duration) -> (bool, String) {
+    let ok = wait_with_timeout(&mut child, timeout);
+    let mut text = String::new();
+    if let Some(mut err) = child.stderr.take() {
+        use std::io::Read;
+        let _ = err.read_to_string(&mut text);
+    }
+    (ok, text)
+}
+
+/// Polls `condition` every 20 ms until it holds or `timeout` passes.
+pub fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}

@@ -1,0 +1,132 @@
+//! The cluster path with real processes on 127.0.0.1: `cayley serve` plus
+//! `cayley-worker`s. Tables are checked against ../shared/reference/published.md.
+
+use cayley_tests::procs::{start_worker, wait_until, worker_output, Coordinator};
+use std::time::Duration;
+
+const LOOPOVER_2X5: [u64; 13] = [
+    1, 13, 106, 790, 4845, 25771, 121338, 472506, 1251350, 1484825, 258645, 8295, 315,
+];
+const LOOPOVER_3X3: [u64; 9] = [1, 12, 96, 736, 5208, 28674, 89497, 54741, 2475];
+const TOKEN: &str = "test-token-1234";
+const LONG: Duration = Duration::from_secs(240);
+
+/// Runs `puzzle` with `workers` worker processes; returns the table.
+fn run_with_workers(puzzle: &str, workers: usize, extra: &[&str]) -> Vec<u64> {
+    let dir = tempfile::tempdir().unwrap();
+    let coordinator = Coordinator::start(dir.path(), puzzle, TOKEN, extra);
+    let children: Vec<_> = (0..workers)
+        .map(|_| start_worker(&coordinator.url, TOKEN, dir.path(), 1))
+        .collect();
+    for child in children {
+        let (ok, err) = worker_output(child, LONG);
+        assert!(ok, "worker failed: {}", err);
+    }
+    coordinator.finish(LONG)
+}
+
+#[test]
+fn one_two_and_four_workers_give_the_published_tables() {
+    for workers in [1, 2, 4] {
+        assert_eq!(
+            run_with_workers("loopover:2x5", workers, &["--shard-pieces", "1"]),
+            LOOPOVER_2X5,
+            "{} workers",
+            workers
+        );
+        assert_eq!(
+            run_with_workers("loopover:3x3", workers, &["--shard-pieces", "2"]),
+            LOOPOVER_3X3,
+            "{} workers",
+            workers
+        );
+    }
+}
+
+#[test]
+fn a_worker_killed_mid_level_does_not_change_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let coordinator = Coordinator::start(
+        dir.path(),
+        "loopover:2x5",
+        TOKEN,
+        &["--shard-pieces", "2", "--lease-secs", "3"],
+    );
+    let mut victim = start_worker(&coordinator.url, TOKEN, dir.path(), 1);
+    let survivor = start_worker(&coordinator.url, TOKEN, dir.path(), 1);
+    // Kill the victim in the middle of a dense level (depth 8 of 12).
+    assert!(
+        wait_until(LONG, || coordinator.levels_done() >= 8),
+        "the job did not reach level 8"
+    );
+    victim.kill().unwrap(); // SIGKILL
+    let _ = victim.wait();
+    let (ok, err) = worker_output(survivor, LONG);
+    assert!(ok, "surviving worker failed: {}", err);
+    assert_eq!(coordinator.finish(LONG), LOOPOVER_2X5);
+}
+
+#[test]
+fn a_worker_with_a_wrong_token_is_refused_and_the_others_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let coordinator = Coordinator::start(dir.path(), "loopover:3x3", TOKEN, &[]);
+    let intruder = start_worker(&coordinator.url, "not-the-token", dir.path(), 1);
+    let (ok, err) = worker_output(intruder, LONG);
+    assert!(!ok, "a wrong token was accepted");
+    assert!(err.contains("missing or wrong cluster token"), "{}", err);
+    let honest = start_worker(&coordinator.url, TOKEN, dir.path(), 2);
+    let (ok, err) = worker_output(honest, LONG);
+    assert!(ok, "{}", err);
+    assert_eq!(coordinator.finish(LONG), LOOPOVER_3X3);
+}
+
+#[test]
+fn a_worker_joining_after_level_3_gets_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let coordinator = Coordinator::start(dir.path(), "loopover:2x5", TOKEN, &["--shard-pieces", "2"]);
+    let early = start_worker(&coordinator.url, TOKEN, dir.path(), 1);
+    assert!(
+        wait_until(LONG, || coordinator.levels_done() >= 4),
+        "level 3 never finished"
+    );
+    let late = start_worker(&coordinator.url, TOKEN, dir.path(), 1);
+    let (ok, late_err) = worker_output(late, LONG);
+    assert!(ok, "{}", late_err);
+    let (ok, early_err) = worker_output(early, LONG);
+    assert!(ok, "{}", early_err);
+    let tasks = |log: &str| -> u64 {
+        log.lines()
+            .find_map(|l| l.split("computed ").nth(1))
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    assert!(tasks(&late_err) > 0, "the late worker computed no task: {}", late_err);
+    assert_eq!(coordinator.finish(LONG), LOOPOVER_2X5);
+}
+
+#[test]
+fn status_reports_workers_and_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let coordinator = Coordinator::start(dir.path(), "loopover:2x5", TOKEN, &["--shard-pieces", "2"]);
+    let worker = start_worker(&coordinator.url, TOKEN, dir.path(), 1);
+    assert!(wait_until(LONG, || coordinator.levels_done() >= 3));
+    let out = std::process::Command::new(cayley_tests::procs::binary("cayley"))
+        .args(["status", "--coordinator", &coordinator.url, "--token", TOKEN])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("loopover:2x5"), "{}", text);
+    assert!(text.contains("workers   1"), "{}", text);
+    // Reported depths so far are a prefix of the published table.
+    let wrong = std::process::Command::new(cayley_tests::procs::binary("cayley"))
+        .args(["status", "--coordinator", &coordinator.url, "--token", "nope"])
+        .output()
+        .unwrap();
+    assert!(!wrong.status.success());
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("missing or wrong cluster token"));
+    let (ok, err) = worker_output(worker, LONG);
+    assert!(ok, "{}", err);
+    assert_eq!(coordinator.finish(LONG), LOOPOVER_2X5);
+}

@@ -1,0 +1,41 @@
+//! The `cayley-worker` command as an operator runs it.
+
+use std::process::Command;
+
+#[test]
+fn help_documents_every_flag() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cayley-worker"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--coordinator",
+        "--scratch",
+        "--token",
+        "--threads",
+        "--checkpoint-dir",
+        "--tls-ca",
+    ] {
+        assert!(text.contains(flag), "{} missing from --help", flag);
+    }
+    assert!(text.contains("shared filesystem"), "{}", text);
+}
+
+#[test]
+fn an_unreachable_coordinator_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cayley-worker"))
+        .args(["--coordinator", "http://127.0.0.1:9", "--patience", "1", "--scratch"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot reach the coordinator at http://127.0.0.1:9"),
+        "{}",
+        err
+    );
+    assert!(!err.contains("panicked"), "{}", err);
+}
