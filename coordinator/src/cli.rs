@@ -34,7 +34,8 @@ pub enum Command {
 /// Which puzzle and how to cut it.
 #[derive(Args, Debug, Clone)]
 pub struct PuzzleArgs {
-    /// Puzzle spec, e.g. `loopover:3x3` (families: loopover:RxC).
+    /// Puzzle spec: loopover:RxC, sliding:RxC, varikon, turnstyle:N, turnstyle-cayley:N,
+    /// perm:FILE or tws:FILE (see README.md).
     pub puzzle: String,
     /// Metric: `mtm` (shift a line by any amount = 1 move) or `stm` (one cell = 1 move).
     #[arg(long, default_value = "mtm")]
