@@ -32,9 +32,15 @@ pub struct Coordinator {
 impl Coordinator {
     /// Starts `cayley serve PUZZLE` on an ephemeral port of 127.0.0.1.
     pub fn start(dir: &Path, puzzle: &str, token: &str, extra: &[&str]) -> Coordinator {
+        Coordinator::start_in(dir, dir, puzzle, token, extra)
+    }
+
+    /// Same as [`Coordinator::start`], running in directory `cwd`.
+    pub fn start_in(dir: &Path, cwd: &Path, puzzle: &str, token: &str, extra: &[&str]) -> Coordinator {
         let checkpoint = dir.join("checkpoint");
         let out = dir.join("out");
         let mut child = Command::new(binary("cayley"))
+            .current_dir(cwd)
             .args(["serve", puzzle, "--listen", "127.0.0.1:0", "--token", token, "-q"])
             .arg("--checkpoint-dir")
             .arg(&checkpoint)
@@ -63,12 +69,12 @@ impl Coordinator {
             stderr: Vec::new(),
         };
         let line = c.wait_for_line("serving ", Duration::from_secs(30));
-        let addr = line
-            .split("http://")
+        let url = line
+            .split(" on ")
             .nth(1)
             .and_then(|r| r.split(';').next())
             .expect("address in banner");
-        c.url = format!("http://{}", addr.trim());
+        c.url = url.trim().to_string();
         c
     }
 
@@ -133,6 +139,12 @@ impl Drop for Coordinator {
 
 /// Starts a `cayley-worker`.
 pub fn start_worker(url: &str, token: &str, scratch: &Path, threads: u32) -> Child {
+    start_worker_with(url, token, scratch, threads, &[])
+}
+
+/// Starts a `cayley-worker` with extra arguments, in directory `scratch`.
+pub fn start_worker_with(url: &str, token: &str, scratch: &Path, threads: u32, extra: &[&str]) -> Child {
+    let threads = threads.to_string();
     Command::new(binary("cayley-worker"))
         .args([
             "--coordinator",
@@ -140,12 +152,14 @@ pub fn start_worker(url: &str, token: &str, scratch: &Path, threads: u32) -> Chi
             "--token",
             token,
             "--threads",
-            &threads.to_string(),
+            &threads,
             "--patience",
             "10",
         ])
         .arg("--scratch")
         .arg(scratch)
+        .args(extra)
+        .current_dir(scratch)
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -130,3 +130,64 @@ fn status_reports_workers_and_progress() {
     assert!(ok, "{}", err);
     assert_eq!(coordinator.finish(LONG), LOOPOVER_2X5);
 }
+
+#[test]
+fn workers_get_a_perm_file_they_cannot_see() {
+    // The coordinator reads gens.txt relative to its own directory; the
+    // worker runs elsewhere and gets the definition over the protocol.
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("coordinator-home");
+    let away = dir.path().join("worker-home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&away).unwrap();
+    std::fs::write(home.join("gens.txt"), "a: (1,2,3)\nb: (3,4,5)\n").unwrap();
+    let coordinator = Coordinator::start_in(dir.path(), &home, "perm:gens.txt", TOKEN, &[]);
+    let worker = start_worker(&coordinator.url, TOKEN, &away, 1);
+    let (ok, err) = worker_output(worker, LONG);
+    assert!(ok, "{}", err);
+    let depths = coordinator.finish(LONG);
+    // Seed 000 §5: A5 by (1 2 3), (3 4 5): 60 elements, longest word 6, one antipode.
+    assert_eq!(depths.iter().sum::<u64>(), 60);
+    assert_eq!(depths.len(), 7);
+    assert_eq!(depths.last(), Some(&1));
+}
+
+#[test]
+fn tls_coordinator_with_a_ca_verified_worker() {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let dir = tempfile::tempdir().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_key = KeyPair::generate().unwrap();
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let server_key = KeyPair::generate().unwrap();
+    let server = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+        .unwrap()
+        .signed_by(&server_key, &ca, &ca_key)
+        .unwrap();
+    let write = |name: &str, text: String| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let (ca_pem, cert_pem, key_pem) = (
+        write("ca.pem", ca.pem()),
+        write("cert.pem", server.pem()),
+        write("key.pem", server_key.serialize_pem()),
+    );
+    let coordinator = Coordinator::start(
+        dir.path(),
+        "loopover:3x3",
+        TOKEN,
+        &["--tls-cert", &cert_pem, "--tls-key", &key_pem],
+    );
+    assert!(coordinator.url.starts_with("https://"), "{}", coordinator.url);
+    // Without the CA the worker cannot connect; with it, it finishes the job.
+    let blind = start_worker(&coordinator.url, TOKEN, dir.path(), 1);
+    let (ok, _) = worker_output(blind, LONG);
+    assert!(!ok, "a worker without the CA connected");
+    let worker = cayley_tests::procs::start_worker_with(&coordinator.url, TOKEN, dir.path(), 2, &["--tls-ca", &ca_pem]);
+    let (ok, err) = worker_output(worker, LONG);
+    assert!(ok, "{}", err);
+    assert_eq!(coordinator.finish(LONG), LOOPOVER_3X3);
+}

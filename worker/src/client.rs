@@ -8,7 +8,7 @@ use cayley_shared::proto::{
     lease_reply, task_failed, task_update, LeaseRequest, RegisterRequest, Task, TaskDone, TaskFailed, TaskProgress,
     TaskUpdate, PROTOCOL_VERSION,
 };
-use cayley_shared::puzzle::parse_puzzle;
+use cayley_shared::puzzle::parse_puzzle_with_file;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -138,7 +138,11 @@ pub async fn run_worker(config: WorkerConfig) -> anyhow::Result<WorkerSummary> {
         .job
         .ok_or_else(|| anyhow::anyhow!("the coordinator sent no job"))?;
     let metric = spec.metric.parse().map_err(|e: String| anyhow::anyhow!(e))?;
-    let job = Job::new(parse_puzzle(&spec.puzzle, metric)?, Some(spec.shard_pieces as usize))?;
+    let file = (!spec.puzzle_file.is_empty()).then_some(spec.puzzle_file.as_str());
+    let job = Job::new(
+        parse_puzzle_with_file(&spec.puzzle, metric, file)?,
+        Some(spec.shard_pieces as usize),
+    )?;
     anyhow::ensure!(
         job.fingerprint() == spec.fingerprint,
         "this worker plans '{}' differently from the coordinator (fingerprint {:016x} vs {:016x}); use the same cayley version on both",

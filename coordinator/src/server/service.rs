@@ -68,6 +68,7 @@ impl Coordinator for CoordinatorService {
                 shard_pieces: s.job.layout.shard_pieces as u32,
                 fingerprint: s.job.fingerprint(),
                 checkpoint_dir: s.checkpoint.root().to_string_lossy().into_owned(),
+                puzzle_file: s.puzzle_file.clone().unwrap_or_default(),
             };
             Ok(Response::new(RegisterReply {
                 worker_id: id,

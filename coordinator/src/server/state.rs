@@ -59,6 +59,8 @@ pub struct JobState {
     pub phase: Phase,
     pub workers: BTreeMap<u64, WorkerInfo>,
     pub started: Instant,
+    /// Text of the puzzle's definition file, sent to workers.
+    pub puzzle_file: Option<String>,
     lease_duration: Duration,
     fingerprint: u64,
     pending: BTreeSet<(u32, u64)>,
@@ -84,6 +86,7 @@ impl JobState {
         lease_duration: Duration,
         reporter: Box<dyn Reporter>,
     ) -> anyhow::Result<JobState> {
+        let puzzle_file = cayley_shared::puzzle::spec_file_text(&job.puzzle.spec)?;
         let existing = checkpoint.load_manifest()?;
         let resumed = existing.is_some();
         let manifest = match existing {
@@ -101,6 +104,7 @@ impl JobState {
             phase: Phase::Running,
             workers: BTreeMap::new(),
             started: Instant::now(),
+            puzzle_file,
             lease_duration,
             pending: BTreeSet::new(),
             leases: HashMap::new(),

@@ -16,7 +16,7 @@ mod turnstyle;
 mod tws;
 mod varikon;
 
-pub use spec::{known_families, parse_puzzle, SpecError};
+pub use spec::{known_families, parse_puzzle, parse_puzzle_with_file, spec_file_text, SpecError};
 
 use crate::perm::Perm;
 use serde::{Deserialize, Serialize};

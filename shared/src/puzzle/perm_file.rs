@@ -19,9 +19,13 @@ struct Written {
     cycles: Vec<Vec<usize>>,
 }
 
-/// Reads `path` and builds the puzzle; `spec` is what the user typed.
-pub fn perm_puzzle(spec: &str, path: &str, metric: Metric) -> Result<Puzzle, SpecError> {
-    let text = read_spec_file(spec, path)?;
+/// Reads `path` (unless its `text` is given) and builds the puzzle; `spec`
+/// is what the user typed.
+pub fn perm_puzzle(spec: &str, path: &str, metric: Metric, text: Option<&str>) -> Result<Puzzle, SpecError> {
+    let text = match text {
+        Some(t) => t.to_string(),
+        None => read_spec_file(spec, path)?,
+    };
     let written = parse_generators(path, &text)?;
     let degree = written
         .iter()

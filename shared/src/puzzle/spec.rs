@@ -61,6 +61,25 @@ pub fn known_families() -> &'static [(&'static str, &'static str)] {
 /// Parses a spec string into a puzzle under `metric` (families without a
 /// choice of metric ignore it).
 pub fn parse_puzzle(spec: &str, metric: Metric) -> Result<Puzzle, SpecError> {
+    parse_puzzle_with_file(spec, metric, None)
+}
+
+/// The definition file a spec names (`perm:FILE`, `tws:FILE`), read, or
+/// `None` for families without a file. Coordinators send this text to
+/// workers, which may not see the file at the same path.
+pub fn spec_file_text(spec: &str) -> Result<Option<String>, SpecError> {
+    let spec = spec.trim();
+    match spec.split_once(':') {
+        Some((family, path)) if matches!(family.to_ascii_lowercase().as_str(), "perm" | "tws") => {
+            super::perm_file::read_spec_file(spec, path).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Like [`parse_puzzle`], with the definition file's text given instead of
+/// read from the path in the spec.
+pub fn parse_puzzle_with_file(spec: &str, metric: Metric, file_text: Option<&str>) -> Result<Puzzle, SpecError> {
     let spec = spec.trim();
     let (family, args) = spec.split_once(':').unwrap_or((spec, ""));
     match family.to_ascii_lowercase().as_str() {
@@ -80,8 +99,8 @@ pub fn parse_puzzle(spec: &str, metric: Metric) -> Result<Puzzle, SpecError> {
         // Number 1 is pinned, so N − 1 points are ranked.
         "turnstyle" => Ok(turnstyle(parse_circle(spec, args, 1, MAX_RANKED_POINTS)?, metric)),
         "turnstyle-cayley" => Ok(turnstyle_cayley(parse_circle(spec, args, 0, MAX_POINTS)?, metric)),
-        "perm" => perm_puzzle(spec, args, metric),
-        "tws" => tws_puzzle(spec, args, metric),
+        "perm" => perm_puzzle(spec, args, metric, file_text),
+        "tws" => tws_puzzle(spec, args, metric, file_text),
         _ => Err(SpecError::UnknownFamily {
             spec: spec.to_string(),
             family: family.to_string(),

@@ -59,9 +59,13 @@ struct Definition {
 /// Non-empty lines as (line number, tokens), comments removed.
 type Lines<'a> = [(usize, Vec<&'a str>)];
 
-/// Reads `path` and builds the puzzle; `spec` is what the user typed.
-pub fn tws_puzzle(spec: &str, path: &str, metric: Metric) -> Result<Puzzle, SpecError> {
-    from_text(spec, path, &read_spec_file(spec, path)?, metric)
+/// Reads `path` (unless its `text` is given) and builds the puzzle; `spec`
+/// is what the user typed.
+pub fn tws_puzzle(spec: &str, path: &str, metric: Metric, text: Option<&str>) -> Result<Puzzle, SpecError> {
+    match text {
+        Some(t) => from_text(spec, path, t, metric),
+        None => from_text(spec, path, &read_spec_file(spec, path)?, metric),
+    }
 }
 
 /// Builds the puzzle from the text of file `path`.
