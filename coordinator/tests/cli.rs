@@ -1,17 +1,8 @@
 //! The `cayley` command as a user runs it.
 
-use std::process::{Command, Output};
+mod common;
 
-fn cayley(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cayley"))
-        .args(args)
-        .output()
-        .expect("run cayley")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{cayley, stderr};
 
 #[test]
 fn run_writes_result_files_with_the_published_table() {

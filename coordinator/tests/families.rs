@@ -1,22 +1,9 @@
 //! The `cayley` command on the puzzle families, `bound`, and bad files.
 
 use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn cayley(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cayley"))
-        .args(args)
-        .output()
-        .expect("run cayley")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{cayley, stderr, stdout};
 
 /// Writes `text` to `dir/name` and returns the spec `family:path`.
 fn spec_file(dir: &Path, family: &str, name: &str, text: &str) -> String {
