@@ -191,3 +191,24 @@ fn tls_coordinator_with_a_ca_verified_worker() {
     assert!(ok, "{}", err);
     assert_eq!(coordinator.finish(LONG), LOOPOVER_3X3);
 }
+
+#[test]
+fn a_worker_that_cannot_read_the_checkpoint_leaves_and_the_others_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let coordinator = Coordinator::start(dir.path(), "loopover:3x3", TOKEN, &[]);
+    let missing = dir.path().join("not-mounted");
+    let lost = cayley_tests::procs::start_worker_with(
+        &coordinator.url,
+        TOKEN,
+        dir.path(),
+        1,
+        &["--checkpoint-dir", missing.to_str().unwrap()],
+    );
+    let (ok, err) = worker_output(lost, LONG);
+    assert!(!ok, "a worker without the checkpoint directory succeeded");
+    assert!(err.contains("not readable from this worker"), "{}", err);
+    let good = start_worker(&coordinator.url, TOKEN, dir.path(), 2);
+    let (ok, err) = worker_output(good, LONG);
+    assert!(ok, "{}", err);
+    assert_eq!(coordinator.finish(LONG), LOOPOVER_3X3);
+}

@@ -6,7 +6,10 @@ use std::process::{Command, Output};
 
 /// Runs `cayley` with `args`.
 pub fn cayley(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cayley")).args(args).output().expect("run cayley")
+    Command::new(env!("CARGO_BIN_EXE_cayley"))
+        .args(args)
+        .output()
+        .expect("run cayley")
 }
 
 /// Standard output as text.
