@@ -6,6 +6,7 @@ use crate::bits::{first_set_bits, Plane};
 use crate::job::Job;
 use crate::layout::StateIndex;
 use anyhow::Context;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 /// A state at maximum depth with a shortest solving word.
@@ -65,10 +66,11 @@ pub fn find_antipodes(
             for (i, m) in job.puzzle.moves.iter().enumerate() {
                 let Some(next) = job.puzzle.apply(m, pos) else { continue };
                 let (shard, word, bit) = layout.bit_position(layout.index_of(&next));
-                if !bits.contains_key(&shard) {
-                    bits.insert(shard, source.shard(d, shard)?);
-                }
-                if (bits[&shard].words()[word] >> bit) & 1 == 1 {
+                let words = match bits.entry(shard) {
+                    Entry::Occupied(e) => e.into_mut(),
+                    Entry::Vacant(e) => e.insert(source.shard(d, shard)?),
+                };
+                if (words.words()[word] >> bit) & 1 == 1 {
                     step = Some((i, next));
                     break;
                 }
