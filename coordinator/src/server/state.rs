@@ -89,6 +89,7 @@ impl JobState {
         let manifest = match existing {
             Some(m) => {
                 m.check_matches(&job, checkpoint.root())?;
+                checkpoint.check_files_belong(&m, job.fingerprint())?;
                 m
             }
             None => fresh,
