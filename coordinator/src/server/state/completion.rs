@@ -128,11 +128,9 @@ impl JobState {
             key.0, key.1, worker, failed.message
         ));
         match kind {
-            task_failed::Kind::DiskFull => self.stop(format!(
-                "disk full: {}. Free space, then resume with `cayley resume {}`",
-                failed.message,
-                self.checkpoint.root().display()
-            )),
+            // The caller adds how to continue: `cayley resume` for a local
+            // run, `cayley serve --resume` for a cluster.
+            task_failed::Kind::DiskFull => self.stop(format!("disk full: {}", failed.message)),
             task_failed::Kind::CorruptInput => self.repair(failed.level, failed.shard, &failed.message),
             task_failed::Kind::UnreadableCheckpoint => {}
             task_failed::Kind::Other => {
