@@ -154,7 +154,6 @@ impl JobState {
     /// its inputs are gone.
     fn repair(&mut self, level: u32, shard: u64, message: &str) {
         let path = self.checkpoint.frontier_path(level, shard);
-        let _ = std::fs::remove_file(&path);
         if level == 0 {
             if let Err(e) = self.write_level_zero_shard(shard) {
                 self.stop(format!("cannot rewrite {}: {:#}", path.display(), e));
@@ -172,6 +171,10 @@ impl JobState {
             ));
             return;
         }
+        // Deleted only now that it will be rewritten: a file that cannot be
+        // recomputed stays, since the manifest still lists it (and the user
+        // may be able to restore it).
+        let _ = std::fs::remove_file(&path);
         self.reporter.warn(&format!("recomputing damaged {}", path.display()));
         self.pending.insert((level - 1, shard));
     }
@@ -203,6 +206,7 @@ impl JobState {
         let depth = running.from_level + 1;
         self.reporter.level_finished(depth, count, seconds);
         let mut finished = count == 0;
+        let mut retired = None;
         if count > 0 {
             self.manifest.levels.push(LevelRecord {
                 count,
@@ -212,7 +216,7 @@ impl JobState {
                 evaluations: running.done.values().map(|r| r.evaluations).sum(),
             });
             if self.manifest.keep_levels == KeepLevels::Last2 && depth >= 2 {
-                self.checkpoint.remove_level(depth - 2);
+                retired = Some(depth - 2);
             }
             let reached_all = self.manifest.states() >= self.job.reachable_states;
             let reached_limit = self.manifest.max_depth.is_some_and(|m| depth >= m);
@@ -228,6 +232,12 @@ impl JobState {
         }
         if let Err(e) = self.checkpoint.save_manifest(&self.manifest) {
             self.stop(format!("cannot record the finished level: {:#}", e));
+            return;
+        }
+        // Only once the manifest records the new level: until then, a crash
+        // resumes the old one, which may still need to recompute from it.
+        if let Some(level) = retired {
+            self.checkpoint.remove_level(level);
         }
     }
 }
