@@ -396,3 +396,6 @@ fn over(finished: bool, reason: &str) -> lease_reply::Reply {
 
 mod completion;
 pub use completion::Verdict;
+
+#[cfg(test)]
+mod tests;
