@@ -1,7 +1,7 @@
 //! Results and failures of tasks, and closing a level.
 
 use super::{JobState, Phase};
-use cayley_shared::format::{read_frontier, read_header};
+use cayley_shared::format::read_frontier;
 use cayley_shared::manifest::{KeepLevels, LevelRecord, ShardRecord};
 use cayley_shared::proto::{task_failed, TaskDone, TaskFailed};
 
@@ -80,10 +80,12 @@ impl JobState {
             return Err(format!("count {} exceeds the shard's {} states", count, capacity));
         }
         let path = self.checkpoint.frontier_path(key.0 + 1, key.1);
-        let header = read_header(&path).map_err(|e| e.to_string())?;
-        header
-            .check(&path, &self.id(key.0 + 1, key.1))
-            .map_err(|e| e.to_string())?;
+        // The whole file, not just its header: a task is recorded only when
+        // its output reads back intact, while its inputs are still there to
+        // recompute it (with --keep-levels last2 they are gone once the
+        // level closes, so damage found later could not be repaired).
+        let mut words = vec![0u64; layout.shard_words()];
+        let header = read_frontier(&path, &self.id(key.0 + 1, key.1), &mut words).map_err(|e| e.to_string())?;
         if header.popcount != count {
             return Err(format!(
                 "{} holds {} states, the report says {}",

@@ -1,6 +1,6 @@
 //! The job state driven directly, with real tasks computed by the worker's
 //! runner: what end-to-end runs cannot time (several workers reporting the
-//! same damaged file).
+//! same damaged file, an output damaged between its write and its report).
 
 use super::*;
 use cayley_shared::manifest::KeepLevels;
@@ -126,5 +126,28 @@ fn many_reports_of_one_damaged_file_schedule_one_repair() {
     assert!(!h.state.is_queued_or_leased((1, 3)));
     h.run_until(first, usize::MAX);
     assert_eq!(h.state.phase, Phase::Finished);
+    assert_eq!(h.depths(), PUBLISHED_2X4);
+}
+
+#[test]
+fn an_output_that_does_not_read_back_is_not_recorded() {
+    let mut h = harness(KeepLevels::Last2);
+    let worker = h.state.register("w".into(), 1);
+    h.run_until(worker, 3);
+    let task = h.lease(worker);
+    let done = h.compute(&task);
+    flip_payload_byte(&h.state.checkpoint.frontier_path(task.from_level + 1, task.shard));
+    assert!(matches!(
+        h.state.complete(worker, task.lease_id, done),
+        Verdict::Rejected(why) if why.contains("corrupt")
+    ));
+    let running = h.state.manifest.running.as_ref().unwrap();
+    assert!(!running.done.contains_key(&task.shard));
+    // Re-issued while its inputs are still there.
+    let again = h.lease(worker);
+    assert_eq!((again.from_level, again.shard), (task.from_level, task.shard));
+    let done = h.compute(&again);
+    assert_eq!(h.state.complete(worker, again.lease_id, done), Verdict::Accepted);
+    h.run_until(worker, usize::MAX);
     assert_eq!(h.depths(), PUBLISHED_2X4);
 }
