@@ -10,7 +10,7 @@ use cayley_shared::job::Job;
 use cayley_shared::manifest::{CheckpointDir, Manifest};
 use cayley_shared::result::RunResult;
 use cayley_worker::{run_worker, WorkerConfig};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::task::JoinSet;
 
@@ -60,6 +60,13 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
         Duration::from_secs(30),
         Box::new(LevelBars::new(local.quiet)),
     )?;
+    if state.phase == Phase::Finished {
+        // `resume` of a finished job only rewrites the results. Starting
+        // workers here would be worse than useless: the server stops as soon
+        // as it sees the job is over, and a worker still building its tables
+        // then retried the vanished server for 10 s before giving up.
+        return write_results(&job, &state, &out, local.antipodes, temporary);
+    }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     let token = random_token();
@@ -105,19 +112,15 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
         })
         .await;
     let state = running.shutdown(Duration::from_secs(5)).await?;
-    while set.join_next().await.is_some() {}
+    // The server is gone: a worker that has not heard the job is over (one
+    // still building its tables, say) would only retry it for 10 s. Files
+    // it may still be writing are renamed into place whole, unrecorded.
+    set.shutdown().await;
     let root = checkpoint.root().to_path_buf();
     match phase {
         Phase::Finished => {
-            let result = {
-                let state = state.lock().expect("state");
-                result_of(&state, local.antipodes)?
-            };
-            result.write(&out, &job.puzzle)?;
-            print_summary(&job, &result);
-            println!("results written to {}", out.display());
-            drop(temporary);
-            Ok(())
+            let state = state.lock().expect("state");
+            write_results(&job, &state, &out, local.antipodes, temporary)
         }
         other => {
             let reason = match other {
@@ -133,6 +136,23 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
             )
         }
     }
+}
+
+/// Writes and prints the results of a finished job, then removes a
+/// temporary checkpoint.
+fn write_results(
+    job: &Job,
+    state: &JobState,
+    out: &Path,
+    antipodes: usize,
+    temporary: Option<tempfile::TempDir>,
+) -> anyhow::Result<()> {
+    let result = result_of(state, antipodes)?;
+    result.write(out, &job.puzzle)?;
+    print_summary(job, &result);
+    println!("results written to {}", out.display());
+    drop(temporary);
+    Ok(())
 }
 
 /// Resolves when every worker has exited, with the first error seen.

@@ -220,6 +220,42 @@ impl CheckpointDir {
         write().with_context(|| format!("cannot write {}", path.display()))
     }
 
+    /// Refuses a manifest that is not the one of the level files around it
+    /// (say, `manifest.json` copied from another checkpoint): its own
+    /// fingerprint check passes, and every file would then look damaged and
+    /// be deleted and recomputed, turning this job's work into the other's.
+    /// Judged on the headers of the last recorded level and the running
+    /// level's recorded outputs: refused when none of them is this job's
+    /// and some are another job's. A few foreign files among this job's
+    /// are damage, which resuming repairs.
+    pub fn check_files_belong(&self, manifest: &Manifest, fingerprint: u64) -> anyhow::Result<()> {
+        let last = manifest.levels.len().saturating_sub(1) as u32;
+        let mut paths: Vec<PathBuf> = (0..manifest.job.shards)
+            .map(|shard| self.frontier_path(last, shard))
+            .collect();
+        if let Some(r) = &manifest.running {
+            paths.extend(r.done.keys().map(|&shard| self.frontier_path(r.from_level + 1, shard)));
+        }
+        let mut foreign = None;
+        for path in &paths {
+            match crate::format::read_header(path) {
+                Ok(h) if h.id.fingerprint == fingerprint => return Ok(()),
+                Ok(h) => foreign = foreign.or(Some((path, h.id.fingerprint))),
+                Err(_) => {}
+            }
+        }
+        match foreign {
+            Some((path, found)) => anyhow::bail!(
+                "{}: the level files belong to another job than manifest.json describes ({} has fingerprint {:016x}, the manifest {:016x}); was manifest.json copied from another checkpoint?",
+                self.root.display(),
+                path.display(),
+                found,
+                fingerprint
+            ),
+            None => Ok(()),
+        }
+    }
+
     /// Deletes the files of `level` (retention).
     pub fn remove_level(&self, level: u32) {
         let _ = std::fs::remove_dir_all(self.level_dir(level));

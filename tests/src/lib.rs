@@ -8,7 +8,9 @@ pub mod cube;
 pub mod procs;
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// Counts states at every distance from `start` in the graph whose edges
 /// `neighbours` lists, by a plain level-by-level BFS over a hash set.
@@ -180,6 +182,89 @@ pub fn cayley_bin() -> PathBuf {
         bin.display()
     );
     bin
+}
+
+/// A fresh directory for one end-to-end test. On Linux it lives in
+/// `/dev/shm` when that is writable: the checkpoint tests start many short
+/// jobs that fsync every frontier file and manifest update, and on a
+/// virtual disk those fsyncs, not the search, would dominate their run time
+/// (a process kill, unlike a power cut, does not depend on them).
+pub fn test_dir() -> tempfile::TempDir {
+    let shm = std::path::Path::new("/dev/shm");
+    if shm.is_dir() {
+        if let Ok(dir) = tempfile::Builder::new().prefix("cayley-test-").tempdir_in(shm) {
+            return dir;
+        }
+    }
+    tempfile::Builder::new()
+        .prefix("cayley-test-")
+        .tempdir()
+        .expect("temp dir")
+}
+
+/// Runs `cayley args…` with extra environment variables and waits for it.
+pub fn cayley_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(cayley_bin())
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run cayley")
+}
+
+/// Runs `cayley args…` and waits for it.
+pub fn cayley(args: &[&str]) -> Output {
+    cayley_env(args, &[])
+}
+
+/// Starts `cayley args…` in the background (output discarded), e.g. to kill it.
+pub fn spawn_cayley(args: &[&str]) -> Child {
+    Command::new(cayley_bin())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start cayley")
+}
+
+/// The standard error of a finished command, as text.
+pub fn stderr_text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Polls `condition` every few milliseconds until it holds (true) or
+/// `timeout` passes (false).
+pub fn wait_for(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if condition() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Parses a JSON file; `None` when it does not exist (yet).
+pub fn read_json(path: &Path) -> Option<serde_json::Value> {
+    let bytes = std::fs::read(path).ok()?;
+    Some(serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {}", path.display(), e)))
+}
+
+/// Writes `value` as JSON to `path`.
+pub fn write_json(path: &Path, value: &serde_json::Value) {
+    std::fs::write(path, serde_json::to_vec_pretty(value).expect("JSON")).expect("write JSON");
+}
+
+/// A JSON array of numbers as `u64`s.
+pub fn json_u64s(value: &serde_json::Value) -> Vec<u64> {
+    value
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {}", value))
+        .iter()
+        .map(|v| v.as_u64().unwrap_or_else(|| panic!("not a count: {}", v)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! level) have a smaller `from_level`, so they sort first, and while one is
 //! outstanding no ordinary task is leased.
 
-use cayley_shared::format::{read_header, write_frontier, FrontierId};
+use cayley_shared::format::{read_frontier, write_frontier, FrontierId};
 use cayley_shared::job::Job;
 use cayley_shared::manifest::{CheckpointDir, LevelRecord, Manifest, RunningLevel};
 use cayley_shared::proto::{lease_reply, JobOver, Task, TaskProgress};
@@ -92,6 +92,7 @@ impl JobState {
         let manifest = match existing {
             Some(m) => {
                 m.check_matches(&job, checkpoint.root())?;
+                checkpoint.check_files_belong(&m, job.fingerprint())?;
                 m
             }
             None => fresh,
@@ -181,18 +182,26 @@ impl JobState {
             return;
         };
         let mut done = running.done.clone();
+        // Every recorded output is read and verified in full, not just its
+        // header: a damaged payload would otherwise only be noticed by the
+        // next level, and with `--keep-levels last2` that level no longer
+        // has the inputs to recompute it. Now is the last time it can be.
+        let mut words = vec![0u64; self.job.layout.shard_words()];
         done.retain(|&shard, rec| {
-            let path = self.checkpoint.frontier_path(running.from_level + 1, shard);
-            let ok = read_header(&path)
-                .ok()
-                .is_some_and(|h| h.id == self.id(running.from_level + 1, shard) && h.popcount == rec.count);
-            if !ok {
-                self.reporter.warn(&format!(
-                    "{} does not match the manifest; recomputing it",
-                    path.display()
-                ));
-            }
-            ok
+            let level = running.from_level + 1;
+            let path = self.checkpoint.frontier_path(level, shard);
+            let problem = match read_frontier(&path, &self.id(level, shard), &mut words) {
+                Ok(h) if h.popcount == rec.count => return true,
+                Ok(h) => format!(
+                    "{} holds {} states, the manifest says {}",
+                    path.display(),
+                    h.popcount,
+                    rec.count
+                ),
+                Err(e) => e.to_string(),
+            };
+            self.reporter.warn(&format!("{}; recomputing it", problem));
+            false
         });
         self.pending = (0..self.job.layout.shards())
             .filter(|s| !done.contains_key(s))
@@ -391,3 +400,6 @@ fn over(finished: bool, reason: &str) -> lease_reply::Reply {
 
 mod completion;
 pub use completion::Verdict;
+
+#[cfg(test)]
+mod tests;

@@ -1,7 +1,7 @@
 //! Results and failures of tasks, and closing a level.
 
 use super::{JobState, Phase};
-use cayley_shared::format::read_header;
+use cayley_shared::format::read_frontier;
 use cayley_shared::manifest::{KeepLevels, LevelRecord, ShardRecord};
 use cayley_shared::proto::{task_failed, TaskDone, TaskFailed};
 
@@ -80,10 +80,12 @@ impl JobState {
             return Err(format!("count {} exceeds the shard's {} states", count, capacity));
         }
         let path = self.checkpoint.frontier_path(key.0 + 1, key.1);
-        let header = read_header(&path).map_err(|e| e.to_string())?;
-        header
-            .check(&path, &self.id(key.0 + 1, key.1))
-            .map_err(|e| e.to_string())?;
+        // The whole file, not just its header: a task is recorded only when
+        // its output reads back intact, while its inputs are still there to
+        // recompute it (with --keep-levels last2 they are gone once the
+        // level closes, so damage found later could not be repaired).
+        let mut words = vec![0u64; layout.shard_words()];
+        let header = read_frontier(&path, &self.id(key.0 + 1, key.1), &mut words).map_err(|e| e.to_string())?;
         if header.popcount != count {
             return Err(format!(
                 "{} holds {} states, the report says {}",
@@ -128,40 +130,56 @@ impl JobState {
             key.0, key.1, worker, failed.message
         ));
         match kind {
-            task_failed::Kind::DiskFull => self.stop(format!(
-                "disk full: {}. Free space, then resume with `cayley resume {}`",
-                failed.message,
-                self.checkpoint.root().display()
-            )),
-            task_failed::Kind::CorruptInput => self.repair(failed.level, failed.shard, &failed.message),
-            task_failed::Kind::UnreadableCheckpoint => {}
-            task_failed::Kind::Other => {
-                let n = {
-                    let n = self.failures.entry(key).or_insert(0);
-                    *n += 1;
-                    *n
-                };
-                if n >= super::MAX_TASK_FAILURES {
-                    self.stop(format!(
-                        "task ({}, {}) failed {} times; last error: {}",
-                        key.0, key.1, n, failed.message
-                    ));
+            // The caller adds how to continue: `cayley resume` for a local
+            // run, `cayley serve --resume` for a cluster.
+            task_failed::Kind::DiskFull => self.stop(format!("disk full: {}", failed.message)),
+            task_failed::Kind::CorruptInput => {
+                if !self.repair(failed.level, failed.shard, &failed.message) {
+                    self.count_failure(key, &failed.message);
                 }
             }
+            task_failed::Kind::UnreadableCheckpoint => {}
+            task_failed::Kind::Other => self.count_failure(key, &failed.message),
         }
         Verdict::Accepted
     }
 
+    /// Counts a failure of `key`; stops the job after too many.
+    fn count_failure(&mut self, key: (u32, u64), message: &str) {
+        let n = self.failures.entry(key).or_insert(0);
+        *n += 1;
+        if *n >= super::MAX_TASK_FAILURES {
+            let n = *n;
+            self.stop(format!(
+                "task ({}, {}) failed {} times; last error: {}",
+                key.0, key.1, n, message
+            ));
+        }
+    }
+
     /// Schedules the recomputation of a damaged file, or stops the job when
-    /// its inputs are gone.
-    fn repair(&mut self, level: u32, shard: u64, message: &str) {
+    /// its inputs are gone. False when the file is not damaged after all
+    /// (the report is stale or the reader's own problem).
+    fn repair(&mut self, level: u32, shard: u64, message: &str) -> bool {
         let path = self.checkpoint.frontier_path(level, shard);
-        let _ = std::fs::remove_file(&path);
+        // Several workers can read the same damaged file before it is
+        // repaired, each for its own task: one recomputation serves them
+        // all. Counting each report as a failed attempt stopped the job after
+        // five of them, and a late report deleted the recomputed file.
+        if level > 0 && self.is_queued_or_leased((level - 1, shard)) {
+            return true;
+        }
+        // The coordinator checks for itself before deleting anything: a
+        // worker's read error (or a report about a file recomputed since)
+        // must not cost a good file.
+        if self.file_verifies(level, shard) {
+            return false;
+        }
         if level == 0 {
             if let Err(e) = self.write_level_zero_shard(shard) {
                 self.stop(format!("cannot rewrite {}: {:#}", path.display(), e));
             }
-            return;
+            return true;
         }
         let inputs_kept = self.manifest.keep_levels == KeepLevels::All || level < 2;
         let attempts = self.failures.entry((level - 1, shard)).or_insert(0);
@@ -172,10 +190,35 @@ impl JobState {
                 path.display(),
                 message
             ));
-            return;
+            return true;
         }
+        // Deleted only now that it will be rewritten: a file that cannot be
+        // recomputed stays, since the manifest still lists it (and the user
+        // may be able to restore it).
+        let _ = std::fs::remove_file(&path);
         self.reporter.warn(&format!("recomputing damaged {}", path.display()));
         self.pending.insert((level - 1, shard));
+        true
+    }
+
+    pub(super) fn is_queued_or_leased(&self, key: (u32, u64)) -> bool {
+        self.pending.contains(&key) || self.leases.values().any(|l| l.key == key)
+    }
+
+    /// True when the file of a recorded `(level, shard)` reads back whole
+    /// with the recorded number of states.
+    pub(super) fn file_verifies(&self, level: u32, shard: u64) -> bool {
+        let Some(&recorded) = self
+            .manifest
+            .levels
+            .get(level as usize)
+            .and_then(|l| l.shard_counts.get(shard as usize))
+        else {
+            return false;
+        };
+        let mut words = vec![0u64; self.job.layout.shard_words()];
+        let path = self.checkpoint.frontier_path(level, shard);
+        read_frontier(&path, &self.id(level, shard), &mut words).is_ok_and(|h| h.popcount == recorded)
     }
 
     /// Stops handing out work.
@@ -205,6 +248,7 @@ impl JobState {
         let depth = running.from_level + 1;
         self.reporter.level_finished(depth, count, seconds);
         let mut finished = count == 0;
+        let mut retired = None;
         if count > 0 {
             self.manifest.levels.push(LevelRecord {
                 count,
@@ -214,7 +258,7 @@ impl JobState {
                 evaluations: running.done.values().map(|r| r.evaluations).sum(),
             });
             if self.manifest.keep_levels == KeepLevels::Last2 && depth >= 2 {
-                self.checkpoint.remove_level(depth - 2);
+                retired = Some(depth - 2);
             }
             let reached_all = self.manifest.states() >= self.job.reachable_states;
             let reached_limit = self.manifest.max_depth.is_some_and(|m| depth >= m);
@@ -230,6 +274,12 @@ impl JobState {
         }
         if let Err(e) = self.checkpoint.save_manifest(&self.manifest) {
             self.stop(format!("cannot record the finished level: {:#}", e));
+            return;
+        }
+        // Only once the manifest records the new level: until then, a crash
+        // resumes the old one, which may still need to recompute from it.
+        if let Some(level) = retired {
+            self.checkpoint.remove_level(level);
         }
     }
 }
