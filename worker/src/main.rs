@@ -11,7 +11,7 @@ use std::time::Duration;
 /// from this machine at the path the coordinator uses (a shared filesystem on
 /// a cluster), or at the path given with --checkpoint-dir.
 #[derive(Parser, Debug)]
-#[command(name = "cayley-worker", version, about)]
+#[command(name = "cayley-worker", version)]
 struct Args {
     /// Coordinator URL, e.g. http://10.0.0.5:7070 (https:// with --tls-ca).
     #[arg(long, value_name = "URL")]
