@@ -71,8 +71,14 @@ pub struct JobState {
     next_lease: u64,
     next_worker: u64,
     level_started: Instant,
+    /// When completed tasks were last written to the manifest.
+    last_progress_save: Instant,
     reporter: Box<dyn Reporter>,
 }
+
+/// Completed tasks are written to the manifest at most this often (and
+/// always when a level closes or the job stops).
+pub const PROGRESS_SAVE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Give up on a task after this many failures.
 const MAX_TASK_FAILURES: u32 = 5;
@@ -114,6 +120,7 @@ impl JobState {
             next_lease: 1,
             next_worker: 1,
             level_started: Instant::now(),
+            last_progress_save: Instant::now(),
             reporter,
         };
         if !resumed {
