@@ -2,8 +2,9 @@
 //!
 //! The manifest records the job, the shard plan, every completed level with
 //! its count and timing, and the completed tasks of the running level. It is
-//! rewritten atomically after every change, so after a crash at any moment
-//! it describes a consistent prefix of the work, and every frontier file it
+//! rewritten atomically (when a level closes, when the job stops, and at most
+//! once a second as tasks complete), so after a crash at any moment it
+//! describes a consistent prefix of the work, and every frontier file it
 //! lists exists (files are renamed into place before they are recorded).
 
 use crate::format::FORMAT_VERSION;
