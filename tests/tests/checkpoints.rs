@@ -47,32 +47,22 @@ fn s(p: &Path) -> &str {
 impl Dirs {
     /// `cayley run loopover:2x5 --checkpoint-dir … extra…`
     fn run_args<'a>(&'a self, extra: &[&'a str]) -> Vec<&'a str> {
-        let mut args = vec![
-            "run",
-            PUZZLE,
-            "--checkpoint-dir",
-            s(&self.ck),
-            "--out",
-            s(&self.out),
-            "--scratch",
-            s(&self.scratch),
-            "-q",
-        ];
+        let mut args = vec!["run", PUZZLE, "--checkpoint-dir", s(&self.ck)];
+        args.extend(self.output_args());
         args.extend_from_slice(extra);
         args
     }
 
     /// `cayley resume CK --out …`
     fn resume_args(&self) -> Vec<&str> {
-        vec![
-            "resume",
-            s(&self.ck),
-            "--out",
-            s(&self.out),
-            "--scratch",
-            s(&self.scratch),
-            "-q",
-        ]
+        let mut args = vec!["resume", s(&self.ck)];
+        args.extend(self.output_args());
+        args
+    }
+
+    /// Where results and scratch go, and quiet output.
+    fn output_args(&self) -> [&str; 5] {
+        ["--out", s(&self.out), "--scratch", s(&self.scratch), "-q"]
     }
 
     fn run(&self, extra: &[&str]) -> Output {
