@@ -13,11 +13,14 @@ pub struct BoundArgs {
     /// Metric: `mtm` (shift a line by any amount = 1 move) or `stm` (one cell = 1 move).
     #[arg(long, default_value = "mtm")]
     pub metric: Metric,
+    /// Track only these pieces (as for `cayley run`): the bound is for the coset space.
+    #[arg(long, value_name = "PIECES")]
+    pub track: Option<String>,
 }
 
 /// Prints the cumulative canonical-word counts per length and the bound.
 pub fn bound(args: BoundArgs) -> anyhow::Result<()> {
-    let puzzle = parse_puzzle(&args.puzzle, args.metric)?;
+    let puzzle = parse_puzzle(&crate::cli::with_track(&args.puzzle, args.track.as_deref()), args.metric)?;
     let b = puzzle_bound(&puzzle)?;
     println!("puzzle      {} ({} metric)", puzzle.spec, puzzle.metric);
     println!(

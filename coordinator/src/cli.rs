@@ -40,10 +40,29 @@ pub struct PuzzleArgs {
     /// Metric: `mtm` (shift a line by any amount = 1 move) or `stm` (one cell = 1 move).
     #[arg(long, default_value = "mtm")]
     pub metric: Metric,
-    /// Number of leading pieces whose slots form the shard key (default: chosen so a
-    /// shard's bit array is at most 32 MiB).
+    /// Track only these pieces (labels, comma-separated, ranges like 1-8); all other
+    /// pieces become identical, so the search runs on the coset space.
+    #[arg(long, value_name = "PIECES")]
+    pub track: Option<String>,
+    /// Number of leading pieces (or piece classes) whose slots form the shard key
+    /// (default: chosen so a shard's bit array is at most 32 MiB).
     #[arg(long, value_name = "K")]
     pub shard_pieces: Option<usize>,
+}
+
+impl PuzzleArgs {
+    /// The job's spec string: the puzzle, with its tracked pieces if any.
+    pub fn spec(&self) -> String {
+        with_track(&self.puzzle, self.track.as_deref())
+    }
+}
+
+/// `loopover:4x4 --track 1-8` from its parts.
+pub fn with_track(puzzle: &str, track: Option<&str>) -> String {
+    match track {
+        Some(list) => format!("{}{}{}", puzzle, cayley_shared::puzzle::TRACK_SEPARATOR, list),
+        None => puzzle.to_string(),
+    }
 }
 
 /// Options shared by every command that runs workers on this machine.

@@ -39,9 +39,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             "{} ({}): {} states, {} generators, {} shards",
             job.puzzle.spec,
             job.puzzle.metric,
-            job.reachable_states,
+            job.reachable_text(),
             job.puzzle.moves.len(),
-            job.layout.shards()
+            job.space.shards()
         );
     }
     let fresh = Manifest::new(&job, args.keep_levels, args.max_depth);

@@ -4,14 +4,13 @@
 
 use crate::bits::{first_set_bits, Plane};
 use crate::job::Job;
-use crate::layout::StateIndex;
 use anyhow::Context;
 use std::collections::HashMap;
 
 /// A state at maximum depth with a shortest solving word.
 #[derive(Clone, Debug)]
 pub struct Antipode {
-    /// Position notation `p[piece] = slot`.
+    /// Position notation `p[piece] = slot`, or coded notation.
     pub state: Vec<u8>,
     /// Move indices that take the state back to solved, in order (empty when
     /// the earlier levels were not kept).
@@ -55,7 +54,7 @@ pub fn find_antipodes(
             solution: Vec::new(),
         })
         .collect();
-    let layout = &job.layout;
+    let space = &job.space;
     let mut positions: Vec<Vec<u8>> = walkers.iter().map(|a| a.state.clone()).collect();
     for d in (0..depth).rev() {
         // Shards this step touches, loaded once per level and dropped after it.
@@ -64,7 +63,7 @@ pub fn find_antipodes(
             let mut step = None;
             for (i, m) in job.puzzle.moves.iter().enumerate() {
                 let Some(next) = job.puzzle.apply(m, pos) else { continue };
-                let (shard, word, bit) = layout.bit_position(layout.index_of(&next));
+                let (shard, word, bit) = space.locate(&next);
                 let words = match bits.entry(shard) {
                     std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                     std::collections::hash_map::Entry::Vacant(e) => e.insert(source.shard(d, shard)?),
@@ -93,19 +92,15 @@ pub fn find_antipodes(
 
 /// The first `limit` states of level `depth` in rank order.
 pub fn first_states(job: &Job, source: &mut dyn LevelSource, depth: u32, limit: usize) -> anyhow::Result<Vec<Vec<u8>>> {
-    let layout = &job.layout;
-    let per_shard = layout.blocks_per_shard();
-    let bw = layout.block_words();
+    let space = &job.space;
     let mut states = Vec::new();
-    for shard in 0..layout.shards() {
+    for shard in 0..space.shards() {
         if states.len() >= limit {
             break;
         }
         let words = source.shard(depth, shard)?;
         for bit in first_set_bits(words.words(), limit - states.len()) {
-            let block = shard * per_shard + (bit / (bw * 64)) as u64;
-            let low = bit % (bw * 64);
-            states.push(layout.state_at(StateIndex { block, low }));
+            states.push(space.state_at(shard, bit));
         }
     }
     Ok(states)

@@ -62,14 +62,22 @@ pub fn puzzle_bound(puzzle: &Puzzle) -> Result<CountingBound, BoundError> {
     if puzzle.moves.iter().any(|m| m.guard.is_some()) {
         return Err(BoundError::Guarded(puzzle.spec.clone()));
     }
-    if let Some(u) = puzzle.unsupported.as_ref().filter(|u| !u.states_are_group) {
-        return Err(BoundError::StatesUnknown(puzzle.spec.clone(), u.reason.clone()));
-    }
-    let states = match puzzle.reachable_states {
-        Some(n) => BigNat::from(n),
-        None => group_order_exact(puzzle.slots, &puzzle.generator_perms()),
+    let (generators, points) = puzzle.point_generators();
+    let order = group_order_exact(points, &generators);
+    let states = match &puzzle.coding {
+        None => puzzle.reachable_states.map_or(order, BigNat::from),
+        Some(_) => order
+            .to_u128()
+            .and_then(|o| crate::job::coded_reachable(puzzle, o))
+            .map(BigNat::from)
+            .ok_or_else(|| {
+                BoundError::StatesUnknown(
+                    puzzle.spec.clone(),
+                    "identical pieces with orientation are not counted in advance; `cayley run` counts them".into(),
+                )
+            })?,
     };
-    counting_bound(&puzzle.generator_perms(), &states)
+    counting_bound(&generators, &states)
 }
 
 /// The counting bound and the numbers behind it.

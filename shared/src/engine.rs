@@ -4,10 +4,14 @@
 
 use crate::antipodes::{find_antipodes, LevelSource, ShardWords};
 use crate::bits::{Plane, PlaneMut};
+use crate::coded_kernel::{expand_coded, CodedMoves, CodedTask};
 use crate::job::{Job, TRANSITION_CACHE_BYTES};
 use crate::kernel::{expand_shard, Frontier, TaskInputs, TaskStats};
+use crate::layout::Layout;
 use crate::lowtable::LowTable;
-use crate::transition::{PreparedMoves, ShardTransitions};
+use crate::space::Space;
+use crate::transition::{PreparedMoves, ShardTransitions, NO_SOURCE};
+use std::collections::BTreeSet;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -110,43 +114,108 @@ impl LevelStore {
 }
 
 /// Shared, read-only machinery of a search: the low table and the
-/// transitions of every shard (cached when they fit the budget).
+/// transitions of every shard (cached when they fit the budget), or the
+/// prepared moves of a coded puzzle.
 pub struct SearchContext {
     pub job: Job,
-    pub table: LowTable,
-    moves: PreparedMoves,
-    cache: Option<Vec<OnceLock<Arc<ShardTransitions>>>>,
+    kernel: KernelData,
+}
+
+/// What each ranking's kernel reads besides the bits.
+enum KernelData {
+    Blocks {
+        table: LowTable,
+        moves: PreparedMoves,
+        cache: Option<Vec<OnceLock<Arc<ShardTransitions>>>>,
+    },
+    Coded(CodedMoves),
+}
+
+/// The bits one task reads: `F_d` of every shard (empty slices where not
+/// loaded), `F_{d-1}(B)` and `F_d(B)`.
+pub struct TaskBits<'a> {
+    pub frontier: Vec<&'a [u64]>,
+    pub previous: &'a [u64],
+    pub current: &'a [u64],
 }
 
 impl SearchContext {
-    /// Builds the low table and prepares the moves.
+    /// Builds the low table (block layout) or prepares the moves (coded).
     pub fn new(job: Job) -> SearchContext {
-        let layout = &job.layout;
-        let table = LowTable::new(layout.low_pieces, layout.even);
-        let bytes = layout.blocks() * job.puzzle.moves.len() as u64 * 16;
-        let cache = (bytes <= TRANSITION_CACHE_BYTES).then(|| (0..layout.shards()).map(|_| OnceLock::new()).collect());
-        let moves = PreparedMoves::new(&job.puzzle);
-        SearchContext {
-            job,
-            table,
-            moves,
-            cache,
+        let kernel = match &job.space {
+            Space::Blocks(layout) => {
+                let bytes = layout.blocks() * job.puzzle.moves.len() as u64 * 16;
+                KernelData::Blocks {
+                    table: LowTable::new(layout.low_pieces, layout.even),
+                    moves: PreparedMoves::new(&job.puzzle),
+                    cache: (bytes <= TRANSITION_CACHE_BYTES)
+                        .then(|| (0..layout.shards()).map(|_| OnceLock::new()).collect()),
+                }
+            }
+            Space::Coded(_) => KernelData::Coded(CodedMoves::new(&job.puzzle)),
+        };
+        SearchContext { job, kernel }
+    }
+
+    /// Transitions of `shard` (block layout only).
+    fn transitions(&self, layout: &Layout, shard: u64) -> Arc<ShardTransitions> {
+        let KernelData::Blocks { table, moves, cache } = &self.kernel else {
+            unreachable!("transitions belong to the block layout")
+        };
+        let build = || Arc::new(ShardTransitions::build(layout, table, moves, shard));
+        match cache {
+            Some(slots) => slots[shard as usize].get_or_init(build).clone(),
+            None => build(),
         }
     }
 
-    /// Transitions of `shard`.
-    pub fn transitions(&self, shard: u64) -> Arc<ShardTransitions> {
-        let build = || {
-            Arc::new(ShardTransitions::build(
-                &self.job.layout,
-                &self.table,
-                &self.moves,
-                shard,
-            ))
-        };
-        match &self.cache {
-            Some(slots) => slots[shard as usize].get_or_init(build).clone(),
-            None => build(),
+    /// The shards whose `F_d` the task of `shard` reads, `shard` included.
+    pub fn source_shards(&self, shard: u64) -> BTreeSet<u64> {
+        let mut sources = BTreeSet::from([shard]);
+        match (&self.job.space, &self.kernel) {
+            (Space::Blocks(layout), _) => {
+                let transitions = self.transitions(layout, shard);
+                for i in 0..layout.blocks_per_shard() as usize {
+                    for t in transitions.of_block(i).iter().filter(|t| t.src_block != NO_SOURCE) {
+                        sources.insert(layout.shard_of_block(t.src_block));
+                    }
+                }
+            }
+            (Space::Coded(codec), KernelData::Coded(moves)) => sources.extend(moves.source_shards(codec, shard)),
+            _ => unreachable!("the kernel data matches the space"),
+        }
+        sources
+    }
+
+    /// Runs the task `(d, shard)`: computes `F_{d+1}(shard)` into `out`.
+    /// `on_unit` gets the states found per unit of progress.
+    pub fn expand(&self, shard: u64, bits: &TaskBits, out: &mut [u64], on_unit: &(dyn Fn(u64) + Sync)) -> TaskStats {
+        match (&self.job.space, &self.kernel) {
+            (Space::Blocks(layout), KernelData::Blocks { table, .. }) => {
+                let transitions = self.transitions(layout, shard);
+                let frontier = Frontier::new(layout, bits.frontier.clone());
+                let inputs = TaskInputs {
+                    layout,
+                    table,
+                    transitions: &transitions,
+                    frontier: &frontier,
+                    previous: bits.previous,
+                    current: bits.current,
+                };
+                expand_shard(&inputs, out, on_unit)
+            }
+            (Space::Coded(codec), KernelData::Coded(moves)) => {
+                let task = CodedTask {
+                    codec,
+                    moves,
+                    shard,
+                    frontier: &bits.frontier,
+                    previous: bits.previous,
+                    current: bits.current,
+                };
+                expand_coded(&task, out, on_unit)
+            }
+            _ => unreachable!("the kernel data matches the space"),
         }
     }
 }
@@ -171,15 +240,15 @@ fn num_cpus() -> usize {
 
 fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> anyhow::Result<SearchOutcome> {
     let started = Instant::now();
-    let layout = &job.layout;
+    let space = &job.space;
     let mut store = LevelStore::new(config.scratch.as_deref())?;
     let ctx = SearchContext::new(job.clone());
-    let shards = layout.shards();
-    let words = layout.shard_words();
+    let shards = space.shards();
+    let words = space.shard_words();
 
     // Level 0: the solved state alone.
     let mut level0 = store.create_level(0, shards, words)?;
-    let (shard, word, bit) = layout.bit_position(layout.index_of(&job.puzzle.solved));
+    let (shard, word, bit) = space.locate(&job.puzzle.solved);
     level0[shard as usize].words_mut()[word] |= 1u64 << bit;
     let mut current: Vec<Plane> = level0.into_iter().map(|p| p.freeze()).collect::<Result<_, _>>()?;
     let mut previous: Option<Vec<Plane>> = None;
@@ -188,34 +257,36 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
     let mut total: u128 = 1;
     let mut stats = TaskStats::default();
     let zeros = vec![0u64; words];
+    // True once no state is left to find (known count reached, or an empty level).
+    let mut exhausted = false;
 
     loop {
         let depth = depths.len() as u32 - 1;
-        if total >= job.reachable_states || config.max_depth.is_some_and(|m| depth >= m) {
+        if job.reachable_states.is_some_and(|r| total >= r) {
+            exhausted = true;
+            break;
+        }
+        if config.max_depth.is_some_and(|m| depth >= m) {
             break;
         }
         let level_start = Instant::now();
-        progress.level_started(depth + 1, layout.blocks());
+        progress.level_started(depth + 1, space.units_per_shard() * shards);
         let mut next = store.create_level(depth + 1, shards, words)?;
-        let frontier = Frontier::new(layout, current.iter().map(|p| p.words()).collect());
         let mut count = 0u64;
         for (shard, out) in next.iter_mut().enumerate() {
-            let transitions = ctx.transitions(shard as u64);
-            let inputs = TaskInputs {
-                layout,
-                table: &ctx.table,
-                transitions: &transitions,
-                frontier: &frontier,
+            let bits = TaskBits {
+                frontier: current.iter().map(|p| p.words()).collect(),
                 previous: previous.as_ref().map_or(&zeros[..], |p| p[shard].words()),
                 current: current[shard].words(),
             };
-            let task = expand_shard(&inputs, out.words_mut(), &|found| progress.block_done(found));
+            let task = ctx.expand(shard as u64, &bits, out.words_mut(), &|found| progress.block_done(found));
             count += task.found;
             stats = stats.plus(task);
         }
         let seconds = level_start.elapsed().as_secs_f64();
         progress.level_finished(depth + 1, count, seconds);
         if count == 0 {
+            exhausted = true;
             break;
         }
         depths.push(count);
@@ -227,12 +298,13 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
     drop(previous);
     drop(current);
 
-    let complete = total == job.reachable_states;
-    if config.max_depth.is_none() && !complete {
+    // Without a known count, reaching an empty level is completeness.
+    let complete = exhausted && job.reachable_states.is_none_or(|r| total == r);
+    if let Some(reachable) = job.reachable_states.filter(|&r| exhausted && total != r) {
         anyhow::bail!(
             "internal check failed: the search counted {} states but {} are reachable; the table is not trustworthy",
             total,
-            job.reachable_states
+            reachable
         );
     }
     let last = depths.len() as u32 - 1;

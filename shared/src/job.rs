@@ -1,10 +1,12 @@
 //! A job: a puzzle with its group order and shard plan, and what running it
 //! will cost.
 
-use crate::group::group_order;
+use crate::codec::{Codec, CodecInput};
+use crate::group::{group_order, tuple_orbit_size};
 use crate::layout::{Layout, LayoutError, DEFAULT_LOW_PIECES, TARGET_SHARD_BYTES};
 use crate::lowtable::table_bytes;
 use crate::puzzle::Puzzle;
+use crate::space::Space;
 use serde::Serialize;
 use std::path::Path;
 
@@ -15,12 +17,15 @@ pub const TRANSITION_CACHE_BYTES: u64 = 256 << 20;
 #[derive(Clone, Debug)]
 pub struct Job {
     pub puzzle: Puzzle,
-    pub layout: Layout,
+    pub space: Space,
     /// Order of the group the moves generate (Schreier–Sims).
     pub group_order: u128,
     /// States a complete search must find: the group order, unless the
-    /// family says otherwise (see [`Puzzle::reachable_states`]).
-    pub reachable_states: u128,
+    /// family says otherwise (see [`Puzzle::reachable_states`]), or the
+    /// coset count of a partial puzzle. `None` when no independent count is
+    /// known (identical pieces with orientation, tracked sliding puzzles):
+    /// the search then ends at the first empty level.
+    pub reachable_states: Option<u128>,
 }
 
 /// Memory and disk a search needs.
@@ -44,41 +49,25 @@ pub struct Requirements {
 impl Job {
     /// Plans a job; fails when the puzzle cannot be ranked or sharded.
     pub fn new(puzzle: Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Job> {
-        if let Some(u) = &puzzle.unsupported {
-            anyhow::bail!("'{}' cannot be searched yet: {}", puzzle.spec, u.reason);
-        }
-        let guarded = puzzle.guarded_pieces();
-        if guarded.iter().enumerate().any(|(i, &p)| i != p) {
-            anyhow::bail!("guarded pieces must be the first pieces of the puzzle");
-        }
         if !puzzle.is_undirected() {
             anyhow::bail!(
                 "'{}': directed generator sets are not supported yet (every move needs its inverse among the moves)",
                 puzzle.spec
             );
         }
-        let even = puzzle.all_moves_even();
-        if puzzle.slots > crate::rank::MAX_RANKED_POINTS {
-            // Refused before planning: n! overflows u128 beyond 34 pieces.
-            anyhow::bail!(
-                "'{}' cannot be searched: {}",
-                puzzle.spec,
-                describe_oversize(puzzle.slots, even)
-            );
-        }
-        let layout = Layout::plan(puzzle.slots, even, guarded.len(), shard_pieces).map_err(|e| match e {
-            LayoutError::TooManyPieces { .. } => anyhow::anyhow!(
-                "'{}' cannot be searched: {}",
-                puzzle.spec,
-                describe_oversize(puzzle.slots, even)
-            ),
-            other => anyhow::anyhow!(other),
-        })?;
-        let group_order = group_order(puzzle.slots, &puzzle.generator_perms());
-        let reachable_states = puzzle.reachable_states.unwrap_or(group_order);
+        let space = match &puzzle.coding {
+            None => Space::Blocks(plan_blocks(&puzzle, shard_pieces)?),
+            Some(_) => Space::Coded(plan_codec(&puzzle, shard_pieces)?),
+        };
+        let (generators, points) = puzzle.point_generators();
+        let group_order = group_order(points, &generators);
+        let reachable_states = match &puzzle.coding {
+            None => Some(puzzle.reachable_states.unwrap_or(group_order)),
+            Some(_) => coded_reachable(&puzzle, group_order),
+        };
         Ok(Job {
             puzzle,
-            layout,
+            space,
             group_order,
             reachable_states,
         })
@@ -87,40 +76,59 @@ impl Job {
     /// Hash of everything that determines the contents of the level files:
     /// puzzle, metric, generators and shard plan.
     pub fn fingerprint(&self) -> u64 {
-        let l = &self.layout;
-        let mut text = format!(
-            "cayley-job|{}|{}|{}|{}|{}|{}|",
-            self.puzzle.spec, self.puzzle.metric, l.pieces, l.even, l.shard_pieces, l.low_pieces
-        );
+        let mut text = match &self.space {
+            Space::Blocks(l) => format!(
+                "cayley-job|{}|{}|{}|{}|{}|{}|",
+                self.puzzle.spec, self.puzzle.metric, l.pieces, l.even, l.shard_pieces, l.low_pieces
+            ),
+            Space::Coded(c) => format!(
+                "cayley-job|{}|{}|coded|{:?}|{}|{}|",
+                self.puzzle.spec,
+                self.puzzle.metric,
+                self.puzzle.solved,
+                c.shard_classes,
+                c.states()
+            ),
+        };
         for m in &self.puzzle.moves {
             text.push_str(&format!(
-                "{}={:?}@{:?};",
+                "{}={:?}@{:?}~{:?};",
                 m.name,
                 m.perm.images(),
-                m.guard.map(|g| (g.piece, g.slot))
+                m.guard.map(|g| (g.piece, g.slot)),
+                m.twist
             ));
         }
         xxhash_rust::xxh3::xxh3_64(text.as_bytes())
     }
 
+    /// The reachable state count for people: a number, or `unknown`.
+    pub fn reachable_text(&self) -> String {
+        self.reachable_states.map_or("unknown".into(), |r| r.to_string())
+    }
+
     /// Memory and disk estimates.
     pub fn requirements(&self) -> Requirements {
-        let l = &self.layout;
-        let level = l.level_bytes() as u128;
-        let transitions = l.blocks() * self.puzzle.moves.len() as u64 * 16;
-        let cached = if transitions <= TRANSITION_CACHE_BYTES {
-            transitions
-        } else {
-            0
+        let level = self.space.level_bytes();
+        let (table, cached) = match &self.space {
+            Space::Blocks(l) => {
+                let transitions = l.blocks() * self.puzzle.moves.len() as u64 * 16;
+                let cached = if transitions <= TRANSITION_CACHE_BYTES {
+                    transitions
+                } else {
+                    0
+                };
+                (table_bytes(l.low_pieces), cached)
+            }
+            Space::Coded(_) => (0, 0),
         };
-        let table = table_bytes(l.low_pieces);
         Requirements {
             level_bytes: level,
             table_bytes: table,
             transition_bytes: cached,
             memory_bytes: 3 * level + table as u128 + cached as u128,
             disk_bytes: 3 * level,
-            shards: l.shards() as u128,
+            shards: self.space.shards() as u128,
         }
     }
 
@@ -136,7 +144,7 @@ impl Job {
             anyhow::bail!(
                 "'{}' is too large for this machine: {} states in {} shards need about {} of memory and {} of scratch disk ({} and {} available); run it on a cluster with `cayley serve`",
                 self.puzzle.spec,
-                self.layout.states(),
+                self.space.states(),
                 req.shards,
                 human_bytes(req.memory_bytes),
                 human_bytes(req.disk_bytes),
@@ -146,6 +154,72 @@ impl Job {
         }
         Ok(())
     }
+}
+
+/// The block layout of a puzzle of distinct pieces.
+fn plan_blocks(puzzle: &Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Layout> {
+    let guarded = puzzle.guarded_pieces();
+    if guarded.iter().enumerate().any(|(i, &p)| i != p) {
+        anyhow::bail!("guarded pieces must be the first pieces of the puzzle");
+    }
+    let even = puzzle.all_moves_even();
+    let oversize = || {
+        anyhow::anyhow!(
+            "'{}' cannot be searched: {}",
+            puzzle.spec,
+            describe_oversize(puzzle.slots, even)
+        )
+    };
+    if puzzle.slots > crate::rank::MAX_RANKED_POINTS {
+        // Refused before planning: n! overflows u128 beyond 34 pieces.
+        return Err(oversize());
+    }
+    Layout::plan(puzzle.slots, even, guarded.len(), shard_pieces).map_err(|e| match e {
+        LayoutError::TooManyPieces { .. } => oversize(),
+        other => anyhow::anyhow!(other),
+    })
+}
+
+/// The codec of a puzzle with identical or oriented pieces.
+fn plan_codec(puzzle: &Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Codec> {
+    let coding = puzzle.coding.as_ref().expect("a coded puzzle");
+    let n = puzzle.slots;
+    let input = CodecInput {
+        solved_cells: &puzzle.solved[..n],
+        solved_twists: &puzzle.solved[n..],
+        modulus: &coding.modulus,
+        moves: puzzle.moves.iter().map(|m| (m.perm.images(), &m.twist[..])).collect(),
+    };
+    Codec::plan(&input, shard_pieces).map_err(|e| anyhow::anyhow!("'{}' cannot be searched: {}", puzzle.spec, e))
+}
+
+/// States reachable in a coded puzzle, when they can be counted without
+/// searching: with distinct pieces, the group order (the action on
+/// `(slot, twist)` points is faithful); with tracked pieces and no
+/// orientation, the number of places the tracked pieces can reach together,
+/// provided each orbit has at most one class of identical pieces (then the
+/// tracked pieces' places determine the state).
+pub fn coded_reachable(puzzle: &Puzzle, group_order: u128) -> Option<u128> {
+    let coding = puzzle.coding.as_ref()?;
+    let n = puzzle.slots;
+    let cells = &puzzle.solved[..n];
+    let size = |class: u8| cells.iter().filter(|&&c| c == class).count();
+    if cells.iter().all(|&c| size(c) == 1) {
+        return Some(group_order);
+    }
+    if coding.has_orientation() || !puzzle.guarded_pieces().is_empty() {
+        return None;
+    }
+    let generators = puzzle.generator_perms();
+    let mut shared_in_orbit = std::collections::HashMap::new();
+    for slot in (0..n).filter(|&s| size(cells[s]) > 1) {
+        let orbit = crate::group::orbit_of(n, &generators, slot);
+        if *shared_in_orbit.entry(orbit).or_insert(cells[slot]) != cells[slot] {
+            return None;
+        }
+    }
+    let singles: Vec<usize> = (0..n).filter(|&s| size(cells[s]) == 1).collect();
+    Some(tuple_orbit_size(n, &generators, &singles))
 }
 
 /// Explains why a puzzle with too many pieces cannot be ranked, with the

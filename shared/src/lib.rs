@@ -7,15 +7,20 @@
 //! - [`perm`], [`rank`]: permutations and their perfect lexicographic ranking.
 //! - [`group`]: group order by Schreier–Sims, the independent check of every table.
 //! - [`bignat`], [`bound`]: exact big counts and the counting lower bound on the diameter.
-//! - [`layout`]: how a rank splits into shard, block and low part.
+//! - [`space`]: which ranking a job uses; a level is one bit array per shard.
+//! - [`layout`]: how a rank of distinct pieces splits into shard, block and low part.
 //! - [`lowtable`], [`transition`]: how a move carries a whole block.
 //! - [`bits`], [`kernel`]: memory-mapped bit arrays and the BFS task.
+//! - [`codec`], [`coded_kernel`]: the same for identical or oriented pieces
+//!   (partial puzzles, `.tws` files), state by state.
 //! - [`job`], [`engine`]: planning, resource checks and the level loop.
 //! - [`result`]: `result.json`, `depths.csv`, printed tables.
 
 pub mod antipodes;
 pub mod bignat;
 pub mod bits;
+pub mod codec;
+pub mod coded_kernel;
 pub mod bound;
 pub mod engine;
 pub mod format;
@@ -29,6 +34,7 @@ pub mod perm;
 pub mod puzzle;
 pub mod rank;
 pub mod result;
+pub mod space;
 pub mod svg;
 pub mod transition;
 

@@ -9,6 +9,7 @@
 
 use crate::format::FORMAT_VERSION;
 use crate::job::Job;
+use crate::space::Space;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -112,12 +113,15 @@ impl Manifest {
             job: JobRecord {
                 puzzle: job.puzzle.spec.clone(),
                 metric: job.puzzle.metric.name().to_string(),
-                shard_pieces: job.layout.shard_pieces,
-                low_pieces: job.layout.low_pieces,
-                even: job.layout.even,
-                shards: job.layout.shards(),
+                shard_pieces: job.space.shard_pieces(),
+                low_pieces: match &job.space {
+                    Space::Blocks(l) => l.low_pieces,
+                    Space::Coded(_) => 0,
+                },
+                even: matches!(&job.space, Space::Blocks(l) if l.even),
+                shards: job.space.shards(),
                 group_order: job.group_order.to_string(),
-                reachable_states: job.reachable_states.to_string(),
+                reachable_states: job.reachable_text(),
             },
             keep_levels,
             levels: Vec::new(),

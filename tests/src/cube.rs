@@ -145,6 +145,69 @@ pub fn cube_tws(n: usize, faces: &str) -> String {
     text
 }
 
+/// The cube's face turns as permutations of its stickers, straight from
+/// the geometry (no `.tws` text, no orientation convention): sticker
+/// `(v, d)` of a cubie at `v` facing `d` goes to `(turn(v), turn(d))` when
+/// the cubie is in the turning layer. With `all_powers`, each face also
+/// gives its half and inverse turns (the half-turn metric).
+pub fn cube_sticker_generators(n: usize, faces: &str, all_powers: bool) -> Vec<Vec<u8>> {
+    assert!(n == 2 || n == 3, "2×2×2 or 3×3×3");
+    let mut cubies = positions(0);
+    if n == 3 {
+        cubies.extend(positions(1));
+    }
+    let stickers: Vec<(Vec3, Vec3)> = cubies
+        .iter()
+        .flat_map(|&v| self::stickers(v).into_iter().map(move |d| (v, d)))
+        .collect();
+    let index = |x: (Vec3, Vec3)| stickers.iter().position(|&y| y == x).expect("stickers map to stickers") as u8;
+    let mut gens = Vec::new();
+    for face in faces.chars() {
+        let &(_, axis, side) = FACES.iter().find(|f| f.0 == face).expect("a face letter");
+        let mut normal = [0; 3];
+        normal[axis] = side;
+        let quarter: Vec<u8> = stickers
+            .iter()
+            .map(|&(v, d)| {
+                if dot(v, normal) == 1 {
+                    index((turn(normal, v), turn(normal, d)))
+                } else {
+                    index((v, d))
+                }
+            })
+            .collect();
+        let mut power = quarter.clone();
+        for _ in 0..if all_powers { 3 } else { 1 } {
+            gens.push(power.clone());
+            power = power.iter().map(|&s| quarter[s as usize]).collect();
+        }
+        if !all_powers {
+            // Quarter-turn metric: the inverse turn is a move too.
+            let mut inverse = vec![0u8; quarter.len()];
+            for (s, &t) in quarter.iter().enumerate() {
+                inverse[t as usize] = s as u8;
+            }
+            gens.push(inverse);
+        }
+    }
+    gens
+}
+
+/// Corner twists under the `.tws` move data of [`cube_tws`] (positions and
+/// per-position twists), for a BFS over orientations alone: the state is
+/// the twist of each corner position.
+pub fn corner_twist_moves(faces: &str) -> Vec<(Vec<usize>, Vec<usize>)> {
+    faces
+        .chars()
+        .map(|face| {
+            let &(_, axis, side) = FACES.iter().find(|f| f.0 == face).expect("a face letter");
+            let mut normal = [0; 3];
+            normal[axis] = side;
+            set_move(&positions(0), normal)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

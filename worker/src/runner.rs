@@ -3,13 +3,11 @@
 //! scratch), runs the kernel, and writes `F_{d+1}(B)` atomically.
 
 use cayley_shared::bits::{Plane, PlaneMut};
-use cayley_shared::engine::SearchContext;
+use cayley_shared::engine::{SearchContext, TaskBits};
 use cayley_shared::format::{read_frontier, write_frontier, FormatError, FrontierId};
 use cayley_shared::job::Job;
-use cayley_shared::kernel::{expand_shard, Frontier, TaskInputs};
 use cayley_shared::manifest::CheckpointDir;
-use cayley_shared::transition::NO_SOURCE;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -110,7 +108,7 @@ impl TaskRunner {
             fingerprint: self.fingerprint,
             level,
             shard,
-            bits: self.ctx.job.layout.shard_words() as u64 * 64,
+            bits: self.ctx.job.space.shard_words() as u64 * 64,
         }
     }
 
@@ -132,7 +130,7 @@ impl TaskRunner {
         }
         let scratch = self.scratch_path(level, shard);
         let mut plane =
-            PlaneMut::create(&scratch, self.ctx.job.layout.shard_words()).map_err(|e| scratch_error(&scratch, e))?;
+            PlaneMut::create(&scratch, self.ctx.job.space.shard_words()).map_err(|e| scratch_error(&scratch, e))?;
         read_frontier(&path, &self.id(level, shard), plane.words_mut()).map_err(|e| match e {
             FormatError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 TaskError::CorruptInput {
@@ -165,48 +163,32 @@ impl TaskRunner {
         let started = Instant::now();
         // Levels before from_level - 1 are never read again.
         self.cache.retain(|&(level, _), _| level + 1 >= from_level);
-        let transitions = self.ctx.transitions(shard);
-        let layout = self.ctx.job.layout.clone();
-        let per_shard = layout.blocks_per_shard() as usize;
-        let mut sources = BTreeSet::new();
-        sources.insert(shard);
-        for i in 0..per_shard {
-            for t in transitions.of_block(i) {
-                if t.src_block != NO_SOURCE {
-                    sources.insert(layout.shard_of_block(t.src_block));
-                }
-            }
-        }
-        for &s in &sources {
+        for s in self.ctx.source_shards(shard) {
             self.load(from_level, s)?;
         }
         if from_level > 0 {
             self.load(from_level - 1, shard)?;
         }
+        let space = &self.ctx.job.space;
         let out_scratch = self.scratch_path(from_level + 1, shard);
         let mut out =
-            PlaneMut::create(&out_scratch, layout.shard_words()).map_err(|e| scratch_error(&out_scratch, e))?;
+            PlaneMut::create(&out_scratch, space.shard_words()).map_err(|e| scratch_error(&out_scratch, e))?;
         let zeros;
         let previous = if from_level > 0 {
             self.cache[&(from_level - 1, shard)].words()
         } else {
-            zeros = vec![0u64; layout.shard_words()];
+            zeros = vec![0u64; space.shard_words()];
             &zeros[..]
         };
-        let shards: Vec<&[u64]> = (0..layout.shards())
-            .map(|s| self.cache.get(&(from_level, s)).map_or(&[][..], |p| p.words()))
-            .collect();
-        let frontier = Frontier::new(&layout, shards);
-        let inputs = TaskInputs {
-            layout: &layout,
-            table: &self.ctx.table,
-            transitions: &transitions,
-            frontier: &frontier,
+        let bits = TaskBits {
+            frontier: (0..space.shards())
+                .map(|s| self.cache.get(&(from_level, s)).map_or(&[][..], |p| p.words()))
+                .collect(),
             previous,
             current: self.cache[&(from_level, shard)].words(),
         };
         let loaded = started.elapsed().as_secs_f64();
-        let stats = self.pool.install(|| expand_shard(&inputs, out.words_mut(), on_block));
+        let stats = self.pool.install(|| self.ctx.expand(shard, &bits, out.words_mut(), on_block));
         tracing::debug!(
             "task ({}, {}): inputs {:.3} s, kernel {:.3} s",
             from_level,
@@ -227,9 +209,9 @@ impl TaskRunner {
         })
     }
 
-    /// Number of blocks in one task.
+    /// Units of progress (blocks) in one task.
     pub fn blocks_per_task(&self) -> u64 {
-        self.ctx.job.layout.blocks_per_shard()
+        self.ctx.job.space.units_per_shard()
     }
 }
 

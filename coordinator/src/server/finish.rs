@@ -17,7 +17,7 @@ struct CheckpointSource<'a> {
 
 impl LevelSource for CheckpointSource<'_> {
     fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<ShardWords> {
-        let mut words = vec![0u64; self.job.layout.shard_words()];
+        let mut words = vec![0u64; self.job.space.shard_words()];
         let id = FrontierId {
             fingerprint: self.job.fingerprint(),
             level,
@@ -57,8 +57,14 @@ pub fn outcome_to_result(
     };
     let depths: Vec<u64> = manifest.levels.iter().map(|l| l.count).collect();
     let total: u128 = depths.iter().map(|&c| c as u128).sum();
+    let last = depths.len() as u32 - 1;
+    // Without a known count, a level limit leaves the table open.
+    let complete = match job.reachable_states {
+        Some(r) => total == r,
+        None => manifest.max_depth.is_none_or(|m| last < m),
+    };
     let outcome = SearchOutcome {
-        complete: total == job.reachable_states,
+        complete,
         depths,
         level_seconds: manifest.levels.iter().map(|l| l.seconds).collect(),
         antipodes,
@@ -68,11 +74,11 @@ pub fn outcome_to_result(
         },
         seconds: manifest.levels.iter().map(|l| l.seconds).sum(),
     };
-    if manifest.max_depth.is_none() && !outcome.complete {
+    if let Some(reachable) = job.reachable_states.filter(|&r| manifest.max_depth.is_none() && total != r) {
         anyhow::bail!(
             "internal check failed: the job counted {} states but {} are reachable; the table is not trustworthy",
             total,
-            job.reachable_states
+            reachable
         );
     }
     Ok(RunResult::new(job, &outcome))

@@ -65,7 +65,7 @@ impl Coordinator for CoordinatorService {
             let job = JobSpec {
                 puzzle: s.job.puzzle.spec.clone(),
                 metric: s.job.puzzle.metric.name().into(),
-                shard_pieces: s.job.layout.shard_pieces as u32,
+                shard_pieces: s.job.space.shard_pieces() as u32,
                 fingerprint: s.job.fingerprint(),
                 checkpoint_dir: s.checkpoint.root().to_string_lossy().into_owned(),
                 puzzle_file: s.puzzle_file.clone().unwrap_or_default(),
@@ -147,12 +147,12 @@ impl Coordinator for CoordinatorService {
 
 /// Snapshot of the job for `cayley status`.
 fn status_of(s: &JobState) -> StatusReply {
-    let layout = &s.job.layout;
+    let space = &s.job.space;
     let running = s.manifest.running.as_ref();
     let tasks_done = running.map_or(0, |r| r.done.len() as u64);
     let (blocks_done, level_states) = s.level_progress();
     let level_secs = running.map_or(0.0, |r| r.seconds_before) + s.level_elapsed();
-    let fraction = blocks_done as f64 / layout.blocks() as f64;
+    let fraction = blocks_done as f64 / (space.units_per_shard() * space.shards()) as f64;
     let eta = if fraction > 0.0 {
         level_secs * (1.0 - fraction) / fraction
     } else {
@@ -163,9 +163,9 @@ fn status_of(s: &JobState) -> StatusReply {
         metric: s.job.puzzle.metric.name().into(),
         level: running.map_or(s.manifest.levels.len() as u32 - 1, |r| r.from_level + 1),
         tasks_done,
-        tasks_total: layout.shards(),
+        tasks_total: space.shards(),
         states_found: (s.manifest.states() as u64).saturating_add(level_states),
-        reachable_states: s.job.reachable_states.to_string(),
+        reachable_states: s.job.reachable_text(),
         workers: s
             .workers
             .iter()

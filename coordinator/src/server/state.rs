@@ -139,18 +139,18 @@ impl JobState {
             fingerprint: self.fingerprint,
             level,
             shard,
-            bits: self.job.layout.shard_words() as u64 * 64,
+            bits: self.job.space.shard_words() as u64 * 64,
         }
     }
 
     /// Writes `F_0`: the solved state alone.
     fn write_level_zero(&mut self) -> anyhow::Result<()> {
-        let layout = &self.job.layout;
-        let (solved_shard, _, _) = layout.bit_position(layout.index_of(&self.job.puzzle.solved));
+        let space = &self.job.space;
+        let (solved_shard, _, _) = space.locate(&self.job.puzzle.solved);
         std::fs::create_dir_all(self.checkpoint.level_dir(0))?;
         let mut bytes = 0;
-        let mut counts = vec![0u64; layout.shards() as usize];
-        for shard in 0..layout.shards() {
+        let mut counts = vec![0u64; space.shards() as usize];
+        for shard in 0..space.shards() {
             bytes += self.write_level_zero_shard(shard)?;
             counts[shard as usize] = u64::from(shard == solved_shard);
         }
@@ -170,9 +170,9 @@ impl JobState {
     }
 
     fn write_level_zero_shard(&self, shard: u64) -> anyhow::Result<u64> {
-        let layout = &self.job.layout;
-        let (solved_shard, word, bit) = layout.bit_position(layout.index_of(&self.job.puzzle.solved));
-        let mut words = vec![0u64; layout.shard_words()];
+        let space = &self.job.space;
+        let (solved_shard, word, bit) = space.locate(&self.job.puzzle.solved);
+        let mut words = vec![0u64; space.shard_words()];
         if shard == solved_shard {
             words[word] |= 1u64 << bit;
         }
@@ -193,7 +193,7 @@ impl JobState {
         // header: a damaged payload would otherwise only be noticed by the
         // next level, and with `--keep-levels last2` that level no longer
         // has the inputs to recompute it. Now is the last time it can be.
-        let mut words = vec![0u64; self.job.layout.shard_words()];
+        let mut words = vec![0u64; self.job.space.shard_words()];
         done.retain(|&shard, rec| {
             let level = running.from_level + 1;
             let path = self.checkpoint.frontier_path(level, shard);
@@ -210,7 +210,7 @@ impl JobState {
             self.reporter.warn(&format!("{}; recomputing it", problem));
             false
         });
-        self.pending = (0..self.job.layout.shards())
+        self.pending = (0..self.job.space.shards())
             .filter(|s| !done.contains_key(s))
             .map(|s| (running.from_level, s))
             .collect();
@@ -226,7 +226,7 @@ impl JobState {
             done: BTreeMap::new(),
             seconds_before: 0.0,
         });
-        self.pending = (0..self.job.layout.shards()).map(|s| (from_level, s)).collect();
+        self.pending = (0..self.job.space.shards()).map(|s| (from_level, s)).collect();
         self.issued.clear();
         self.level_started = Instant::now();
         self.announce_level();
@@ -234,8 +234,9 @@ impl JobState {
 
     fn announce_level(&mut self) {
         if let Some(r) = &self.manifest.running {
-            let l = &self.job.layout;
-            self.reporter.level_started(r.from_level + 1, l.shards(), l.blocks());
+            let space = &self.job.space;
+            self.reporter
+                .level_started(r.from_level + 1, space.shards(), space.units_per_shard() * space.shards());
         }
     }
 
@@ -376,7 +377,7 @@ impl JobState {
 
     /// Blocks done and states found so far in the running level.
     pub fn level_progress(&self) -> (u64, u64) {
-        let per_task = self.job.layout.blocks_per_shard();
+        let per_task = self.job.space.units_per_shard();
         let running = self.manifest.running.as_ref();
         let done = running.map_or(0, |r| r.done.len() as u64) * per_task;
         let found: u64 = running.map_or(0, |r| r.done.values().map(|d| d.count).sum());

@@ -21,6 +21,7 @@ pub fn loopover(rows: usize, cols: usize, metric: Metric) -> Puzzle {
                 name,
                 perm,
                 guard: None,
+                twist: Vec::new(),
             });
         }
     };
@@ -57,7 +58,7 @@ pub fn loopover(rows: usize, cols: usize, metric: Metric) -> Puzzle {
         labels: (1..=n).map(|i| i.to_string()).collect(),
         solved: (0..n as u8).collect(),
         reachable_states: None,
-        unsupported: None,
+        coding: None,
     }
 }
 

@@ -12,11 +12,13 @@ mod loopover;
 mod perm_file;
 mod sliding;
 mod spec;
+mod track;
 mod turnstyle;
 mod tws;
 mod varikon;
 
 pub use spec::{known_families, parse_puzzle, parse_puzzle_with_file, spec_file_text, SpecError};
+pub use track::{split_track, TRACK_SEPARATOR, UNTRACKED_LABEL};
 
 use crate::perm::Perm;
 use serde::{Deserialize, Serialize};
@@ -75,8 +77,12 @@ pub struct Move {
     pub name: String,
     /// Slot permutation: the content of slot `s` goes to `perm[s]`.
     pub perm: Perm,
-    /// Optional legality condition.
+    /// Optional legality condition. In a coded puzzle `guard.piece` is a
+    /// class: the move is legal while that class's piece sits in `slot`.
     pub guard: Option<Guard>,
+    /// Twist added to the content leaving each slot (coded puzzles with
+    /// orientation only; empty = none).
+    pub twist: Vec<u8>,
 }
 
 /// A puzzle ready for the engine.
@@ -94,26 +100,34 @@ pub struct Puzzle {
     pub grid: Option<(usize, usize)>,
     /// Display label of each piece.
     pub labels: Vec<String>,
-    /// The solved state in position notation (`solved[piece] = slot`).
+    /// The solved state: in position notation (`solved[piece] = slot`), or
+    /// for a coded puzzle in coded notation (see [`Coding`]).
     pub solved: Vec<u8>,
     /// Number of states reachable from solved, when the family knows it and
     /// it differs from the group order (sliding puzzles: moves depend on the
     /// blank, so the reachable set is not a group). `None` = group order.
     pub reachable_states: Option<u128>,
-    /// Why the engine cannot search this puzzle yet, when it cannot for a
-    /// reason other than size (`.tws` orientations, identical pieces).
-    /// `cayley info` still shows its group; `Job::new` refuses it.
-    pub unsupported: Option<Unsupported>,
+    /// Present when states are not permutations of distinct pieces:
+    /// identical pieces (partial puzzles) or oriented pieces.
+    pub coding: Option<Coding>,
 }
 
-/// A puzzle the engine cannot search yet, and whether its state count is known.
+/// How the states of a coded puzzle are written. A coded state is `2n`
+/// bytes for `n` slots: the class of the piece in each slot (pieces of one
+/// class are indistinguishable), then the twist of each slot's content.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unsupported {
-    /// What is not supported, for the user.
-    pub reason: String,
-    /// True when the states are exactly the elements of the group the moves
-    /// generate (false with identical pieces: fewer states, count unknown).
-    pub states_are_group: bool,
+pub struct Coding {
+    /// Display label of each class.
+    pub class_labels: Vec<String>,
+    /// Orientation modulus of each slot (1 = the slot has no orientation).
+    pub modulus: Vec<u8>,
+}
+
+impl Coding {
+    /// True when some slot has an orientation.
+    pub fn has_orientation(&self) -> bool {
+        self.modulus.iter().any(|&m| m > 1)
+    }
 }
 
 impl Puzzle {
@@ -129,17 +143,18 @@ impl Puzzle {
             solved: (0..labels.len() as u8).collect(),
             labels,
             reachable_states: None,
-            unsupported: None,
+            coding: None,
         }
     }
 
     /// True when the inverse of every move is also a move, so the state
     /// graph is undirected and BFS may use `F_{d-1} ∪ F_d` as "seen".
     pub fn is_undirected(&self) -> bool {
-        self.moves.iter().all(|m| {
-            let inv = m.perm.inverse();
-            self.moves.iter().any(|o| {
-                o.perm == inv
+        let (points, _) = self.point_generators();
+        self.moves.iter().zip(&points).all(|(m, p)| {
+            let inv = p.inverse();
+            self.moves.iter().zip(&points).any(|(o, q)| {
+                *q == inv
                     && match (m.guard, o.guard) {
                         (None, None) => true,
                         // A guarded move is undone by the move guarded on where
@@ -170,14 +185,35 @@ impl Puzzle {
         self.moves.iter().map(|m| m.perm.clone()).collect()
     }
 
-    /// Applies move `m` to a state in position notation, if it is legal there.
+    /// Applies move `m` to a state (position or coded notation), if it is
+    /// legal there.
     pub fn apply(&self, m: &Move, state: &[u8]) -> Option<Vec<u8>> {
-        if let Some(g) = m.guard {
-            if state[g.piece] as usize != g.slot {
-                return None;
+        match &self.coding {
+            None => {
+                if let Some(g) = m.guard {
+                    if state[g.piece] as usize != g.slot {
+                        return None;
+                    }
+                }
+                Some(state.iter().map(|&s| m.perm[s as usize]).collect())
+            }
+            Some(coding) => {
+                let n = self.slots;
+                if let Some(g) = m.guard {
+                    if state[g.slot] as usize != g.piece {
+                        return None;
+                    }
+                }
+                let mut next = vec![0u8; 2 * n];
+                for s in 0..n {
+                    let to = m.perm[s] as usize;
+                    next[to] = state[s];
+                    let twist = state[n + s] + m.twist.get(s).copied().unwrap_or(0);
+                    next[n + to] = twist % coding.modulus[to];
+                }
+                Some(next)
             }
         }
-        Some(state.iter().map(|&s| m.perm[s as usize]).collect())
     }
 
     /// True when `state` is the solved state.
@@ -204,13 +240,63 @@ impl Puzzle {
         }
     }
 
-    /// Slot contents (piece labels in slot order) of a state.
+    /// Slot contents (piece labels in slot order) of a state; a twisted
+    /// piece shows its twist after a `+`.
     pub fn slot_contents(&self, state: &[u8]) -> Vec<String> {
-        let mut at_slot = vec![String::new(); self.slots];
-        for (piece, &slot) in state.iter().enumerate() {
-            at_slot[slot as usize] = self.labels[piece].clone();
+        match &self.coding {
+            None => {
+                let mut at_slot = vec![String::new(); self.slots];
+                for (piece, &slot) in state.iter().enumerate() {
+                    at_slot[slot as usize] = self.labels[piece].clone();
+                }
+                at_slot
+            }
+            Some(coding) => (0..self.slots)
+                .map(|s| {
+                    let label = &coding.class_labels[state[s] as usize];
+                    match state[self.slots + s] {
+                        0 => label.clone(),
+                        t => format!("{}+{}", label, t),
+                    }
+                })
+                .collect(),
         }
-        at_slot
+    }
+
+    /// The generators as permutations of points, for group computations:
+    /// slots, or `(slot, twist)` pairs when pieces have orientation (slot
+    /// `s` owns points `offset[s] .. offset[s] + modulus[s]`). The second
+    /// value is the number of points.
+    pub fn point_generators(&self) -> (Vec<Perm>, usize) {
+        let modulus = match &self.coding {
+            Some(c) if c.has_orientation() => &c.modulus,
+            _ => return (self.generator_perms(), self.slots),
+        };
+        let offset: Vec<usize> = modulus
+            .iter()
+            .scan(0usize, |sum, &m| {
+                *sum += m as usize;
+                Some(*sum - m as usize)
+            })
+            .collect();
+        let degree: usize = modulus.iter().map(|&m| m as usize).sum();
+        let perms = self
+            .moves
+            .iter()
+            .map(|m| {
+                let mut images = vec![0u8; degree];
+                for s in 0..self.slots {
+                    let to = m.perm[s] as usize;
+                    let k = modulus[s] as usize;
+                    for a in 0..k {
+                        let twisted = (a + m.twist.get(s).copied().unwrap_or(0) as usize) % k;
+                        images[offset[s] + a] = (offset[to] + twisted) as u8;
+                    }
+                }
+                Perm::from_images(images).expect("a move maps (slot, twist) pairs one to one")
+            })
+            .collect();
+        (perms, degree)
     }
 }
 
@@ -222,6 +308,7 @@ pub fn unguarded_moves(named: impl IntoIterator<Item = (String, Perm)>) -> Vec<M
             name,
             perm,
             guard: None,
+            twist: Vec::new(),
         })
         .collect()
 }
@@ -242,6 +329,7 @@ pub(crate) fn add_missing_inverses(moves: &mut Vec<Move>) {
                 name,
                 perm: inv,
                 guard: None,
+                twist: Vec::new(),
             });
         }
         i += 1;

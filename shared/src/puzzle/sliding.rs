@@ -86,6 +86,7 @@ pub(super) fn blank_puzzle(spec: String, slots: usize, slides: &[Slide], metric:
                     piece: 0,
                     slot: s.blank,
                 }),
+                twist: Vec::new(),
             }
         })
         .collect();
@@ -102,7 +103,7 @@ pub(super) fn blank_puzzle(spec: String, slots: usize, slides: &[Slide], metric:
         labels,
         solved,
         reachable_states: Some(factorial(slots) / 2),
-        unsupported: None,
+        coding: None,
     }
 }
 

@@ -4,6 +4,7 @@ use super::loopover::loopover;
 use super::perm_file::perm_puzzle;
 use super::sliding::sliding;
 use super::turnstyle::{turnstyle, turnstyle_cayley};
+use super::track::{parse_track_list, split_track};
 use super::tws::tws_puzzle;
 use super::varikon::varikon;
 use super::{Metric, Puzzle};
@@ -68,7 +69,7 @@ pub fn parse_puzzle(spec: &str, metric: Metric) -> Result<Puzzle, SpecError> {
 /// `None` for families without a file. Coordinators send this text to
 /// workers, which may not see the file at the same path.
 pub fn spec_file_text(spec: &str) -> Result<Option<String>, SpecError> {
-    let spec = spec.trim();
+    let (spec, _) = split_track(spec);
     match spec.split_once(':') {
         Some((family, path)) if matches!(family.to_ascii_lowercase().as_str(), "perm" | "tws") => {
             super::perm_file::read_spec_file(spec, path).map(Some)
@@ -79,8 +80,18 @@ pub fn spec_file_text(spec: &str) -> Result<Option<String>, SpecError> {
 
 /// Like [`parse_puzzle`], with the definition file's text given instead of
 /// read from the path in the spec.
+/// A spec may end with `--track PIECES` (see [`super::track`]).
 pub fn parse_puzzle_with_file(spec: &str, metric: Metric, file_text: Option<&str>) -> Result<Puzzle, SpecError> {
-    let spec = spec.trim();
+    let (base, track) = split_track(spec);
+    let puzzle = parse_family(base, metric, file_text)?;
+    match track {
+        Some(list) => puzzle.tracked(&parse_track_list(&puzzle, list)?, list),
+        None => Ok(puzzle),
+    }
+}
+
+/// Parses a spec without tracked pieces.
+fn parse_family(spec: &str, metric: Metric, file_text: Option<&str>) -> Result<Puzzle, SpecError> {
     let (family, args) = spec.split_once(':').unwrap_or((spec, ""));
     match family.to_ascii_lowercase().as_str() {
         "loopover" => {

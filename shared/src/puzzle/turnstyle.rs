@@ -45,6 +45,7 @@ pub fn turnstyle(n: usize, metric: Metric) -> Puzzle {
                 name: format!("F{}", i + 1),
                 perm,
                 guard: None,
+                twist: Vec::new(),
             });
         }
     }

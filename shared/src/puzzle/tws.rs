@@ -12,15 +12,16 @@
 //! `PIECES · ORIENTATIONS` points per set. That action is faithful, so the
 //! group's order on those points is exactly the number of positions when the
 //! pieces are distinct (no division needed: the solved state's stabiliser is
-//! trivial). The engine ranks at most 20 distinct pieces without
-//! orientation, so only such definitions can be searched; the others are
-//! marked [`Unsupported`] and serve `cayley info` and `cayley bound`.
+//! trivial). Definitions without orientation or identical pieces become
+//! plain permutation puzzles; the others become coded puzzles (one slot per
+//! position, moves with twists, one class per distinct piece number of the
+//! Solved block), ranked by [`crate::codec`].
 //!
 //! Metric: `mtm` (default, as in twsearch) makes every power of a move one
 //! move (`U`, `U2`, `U'`); `stm` keeps each move and its inverse.
 
 use super::perm_file::read_spec_file;
-use super::{Metric, Move, Puzzle, SpecError, Unsupported};
+use super::{Coding, Metric, Move, Puzzle, SpecError};
 use crate::perm::Perm;
 
 /// Points are stored as bytes.
@@ -98,40 +99,94 @@ fn from_text(spec: &str, path: &str, text: &str, metric: Metric) -> Result<Puzzl
                     name,
                     perm,
                     guard: None,
+                    twist: Vec::new(),
                 });
             }
         }
     }
-    let identical = def
+    let identical = def.solved.iter().any(|pos| !is_permutation(&pos.perm));
+    let oriented = def.sets.iter().any(|s| s.orientations > 1);
+    if identical || oriented {
+        return Ok(coded_puzzle(spec, metric, &def, moves));
+    }
+    let mut puzzle = Puzzle::permutation(spec, metric, moves, point_labels(&def.sets));
+    puzzle.solved = solved_slots(&def);
+    Ok(puzzle)
+}
+
+/// A definition with identical or oriented pieces as a coded puzzle: one
+/// slot per position, moves as slot permutations with twists, and one class
+/// per distinct (set, piece number) of the Solved block.
+fn coded_puzzle(spec: &str, metric: Metric, def: &Definition, point_moves: Vec<Move>) -> Puzzle {
+    let slots: usize = def.sets.iter().map(|s| s.pieces).sum();
+    // (first point, orientations) of every slot, in point order.
+    let slot_points: Vec<(usize, usize)> = def
         .sets
         .iter()
-        .zip(&def.solved)
-        .find(|(_, pos)| !is_permutation(&pos.perm));
-    let oriented = def.sets.iter().find(|s| s.orientations > 1);
-    let unsupported = match (oriented, identical) {
-        (_, Some((set, _))) => Some(Unsupported {
-            reason: format!(
-                "the Solved position has identical pieces in set {}; the engine searches distinct pieces only (identical pieces are not supported yet; `cayley info` shows the group)",
-                set.name
-            ),
-            states_are_group: false,
-        }),
-        (Some(set), None) => Some(Unsupported {
-            reason: format!(
-                "set {} has {} orientations; the engine searches distinct pieces without orientation only (orientations are not supported yet; `cayley info` shows the group order)",
-                set.name, set.orientations
-            ),
-            states_are_group: true,
-        }),
-        (None, None) => None,
+        .scan(0usize, |point, set| {
+            let first = *point;
+            *point += set.pieces * set.orientations;
+            Some((0..set.pieces).map(move |j| (first + j * set.orientations, set.orientations)))
+        })
+        .flatten()
+        .collect();
+    let slot_of_point = |point: usize| {
+        slot_points
+            .iter()
+            .rposition(|&(first, _)| first <= point)
+            .expect("point 0 starts slot 0")
     };
-    let mut puzzle = Puzzle::permutation(spec, metric, moves, point_labels(&def.sets));
-    if unsupported.is_none() {
-        puzzle.solved = solved_slots(&def);
+    let moves = point_moves
+        .into_iter()
+        .map(|m| {
+            let mut perm = vec![0u8; slots];
+            let mut twist = vec![0u8; slots];
+            for (s, &(first, _)) in slot_points.iter().enumerate() {
+                let image = m.perm[first] as usize;
+                let to = slot_of_point(image);
+                perm[s] = to as u8;
+                twist[s] = (image - slot_points[to].0) as u8;
+            }
+            Move {
+                name: m.name,
+                perm: Perm::from_images(perm).expect("moves permute positions"),
+                guard: None,
+                twist,
+            }
+        })
+        .collect();
+    let single = def.sets.len() == 1;
+    let mut class_labels: Vec<String> = Vec::new();
+    let mut class_keys: Vec<(usize, usize)> = Vec::new();
+    let mut solved = vec![0u8; 2 * slots];
+    let mut slot = 0;
+    for (i, (set, pos)) in def.sets.iter().zip(&def.solved).enumerate() {
+        for (&piece, &ori) in pos.perm.iter().zip(&pos.ori) {
+            let class = class_keys.iter().position(|&k| k == (i, piece)).unwrap_or_else(|| {
+                class_keys.push((i, piece));
+                let set_name = if single { "" } else { set.name.as_str() };
+                class_labels.push(format!("{}{}", set_name, piece + 1));
+                class_keys.len() - 1
+            });
+            solved[slot] = class as u8;
+            solved[slots + slot] = ori as u8;
+            slot += 1;
+        }
     }
-    // Otherwise the solved state stays the group's identity: never searched.
-    puzzle.unsupported = unsupported;
-    Ok(puzzle)
+    Puzzle {
+        spec: spec.to_string(),
+        metric,
+        slots,
+        moves,
+        grid: None,
+        labels: class_labels.clone(),
+        solved,
+        reachable_states: None,
+        coding: Some(Coding {
+            class_labels,
+            modulus: slot_points.iter().map(|&(_, k)| k as u8).collect(),
+        }),
+    }
 }
 
 /// A base move's moves under `metric`, named as twsearch names powers.

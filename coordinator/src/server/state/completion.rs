@@ -70,7 +70,7 @@ impl JobState {
             .manifest
             .running
             .as_ref()
-            .is_some_and(|r| r.done.len() as u64 == self.job.layout.shards());
+            .is_some_and(|r| r.done.len() as u64 == self.job.space.shards());
         if !level_closes && self.last_progress_save.elapsed() >= super::PROGRESS_SAVE_INTERVAL {
             if let Err(e) = self.checkpoint.save_manifest(&self.manifest) {
                 self.stop(format!("cannot record progress: {:#}", e));
@@ -86,8 +86,8 @@ impl JobState {
 
     /// Checks a reported count against the shard size and the output file.
     fn validate(&self, key: (u32, u64), count: u64) -> Result<(), String> {
-        let layout = &self.job.layout;
-        let capacity = layout.blocks_per_shard() * layout.block_states() as u64;
+        let space = &self.job.space;
+        let capacity = space.shard_capacity();
         if count > capacity {
             return Err(format!("count {} exceeds the shard's {} states", count, capacity));
         }
@@ -96,7 +96,7 @@ impl JobState {
         // its output reads back intact, while its inputs are still there to
         // recompute it (with --keep-levels last2 they are gone once the
         // level closes, so damage found later could not be repaired).
-        let mut words = vec![0u64; layout.shard_words()];
+        let mut words = vec![0u64; space.shard_words()];
         let header = read_frontier(&path, &self.id(key.0 + 1, key.1), &mut words).map_err(|e| e.to_string())?;
         if header.popcount != count {
             return Err(format!(
@@ -228,7 +228,7 @@ impl JobState {
         else {
             return false;
         };
-        let mut words = vec![0u64; self.job.layout.shard_words()];
+        let mut words = vec![0u64; self.job.space.shard_words()];
         let path = self.checkpoint.frontier_path(level, shard);
         read_frontier(&path, &self.id(level, shard), &mut words).is_ok_and(|h| h.popcount == recorded)
     }
@@ -247,11 +247,11 @@ impl JobState {
 
     /// Closes the running level once every shard is recorded.
     pub(super) fn maybe_complete_level(&mut self) {
-        let layout_shards = self.job.layout.shards() as usize;
+        let shards = self.job.space.shards() as usize;
         let Some(running) = self.manifest.running.as_ref() else {
             return;
         };
-        if running.done.len() < layout_shards {
+        if running.done.len() < shards {
             return;
         }
         let running = self.manifest.running.take().expect("checked");
@@ -272,7 +272,7 @@ impl JobState {
             if self.manifest.keep_levels == KeepLevels::Last2 && depth >= 2 {
                 retired = Some(depth - 2);
             }
-            let reached_all = self.manifest.states() >= self.job.reachable_states;
+            let reached_all = self.job.reachable_states.is_some_and(|r| self.manifest.states() >= r);
             let reached_limit = self.manifest.max_depth.is_some_and(|m| depth >= m);
             finished = reached_all || reached_limit;
         } else {

@@ -1,0 +1,400 @@
+//! Ranking of general states: identical pieces and oriented pieces.
+//!
+//! The block layout ([`crate::layout`]) ranks permutations of distinct
+//! pieces. Partial puzzles (`--track`), `.tws` files with identical pieces
+//! and oriented pieces need more: a state is the **class** of the piece in
+//! every slot (pieces of one class are indistinguishable) and the **twist**
+//! of every slot's content. This module ranks such states perfectly.
+//!
+//! Digits, most significant first:
+//! 1. one per class, in class order: which of the slots still free in the
+//!    class's orbit the class occupies, as a combination rank (colex). For a
+//!    class of one piece that is a Lehmer digit, so tracking pieces ranks
+//!    their partial permutation; the last class of an orbit has one choice.
+//! 2. one per oriented slot: its twist. When every move keeps an orbit's
+//!    twist sum, the twist of the orbit's last slot follows from the others
+//!    and is not ranked (3⁷ instead of 3⁸ for a cube's corners).
+//!
+//! The **shard** is the first `k` class digits: where the first `k` classes
+//! sit. A move maps slot sets to slot sets, so every state of a target shard
+//! has its predecessors under one move in one source shard, exactly as with
+//! the block layout, and a task is still `(level, shard)`.
+
+/// Shards are sized to hold at most this many bits when `k` is automatic.
+const TARGET_SHARD_BITS: u64 = (crate::layout::TARGET_SHARD_BYTES as u64) * 8;
+
+/// Largest number of slots a coded state may have (slot sets are `u64` masks).
+pub const MAX_CODED_SLOTS: usize = 64;
+
+/// One class digit: where a class's pieces sit in one orbit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ClassDigit {
+    /// Class id (the value stored in a slot).
+    class: u8,
+    /// Pieces of the class in this orbit.
+    count: u32,
+    /// Slots of the orbit the class lives in.
+    orbit: u64,
+    /// Number of values the digit takes.
+    radix: u64,
+}
+
+/// One orbit whose last slot's twist is implied by the others.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ImpliedTwist {
+    slot: u8,
+    /// The orbit's other oriented slots.
+    others: u64,
+    modulus: u8,
+    /// Twist sum of the orbit in the solved state (mod `modulus`).
+    total: u8,
+}
+
+/// A perfect ranking of coded states and its shard plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Codec {
+    slots: usize,
+    classes: Vec<ClassDigit>,
+    /// Ranked twist digits: (slot, modulus), in rank order.
+    twists: Vec<(u8, u8)>,
+    implied: Vec<ImpliedTwist>,
+    /// Class digits in the shard key (`k`).
+    pub shard_classes: usize,
+    /// States (ranks) per shard.
+    shard_states: u64,
+    /// Number of shards.
+    shards: u64,
+    binomials: Binomials,
+}
+
+/// What the codec needs to know about a puzzle.
+pub struct CodecInput<'a> {
+    /// Class in each slot of the solved state.
+    pub solved_cells: &'a [u8],
+    /// Twist of each slot in the solved state.
+    pub solved_twists: &'a [u8],
+    /// Orientation modulus of each slot (1 = no orientation).
+    pub modulus: &'a [u8],
+    /// Slot permutation and twist of every move (twist empty = none).
+    pub moves: Vec<(&'a [u8], &'a [u8])>,
+}
+
+/// A codec that cannot be planned.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum CodecError {
+    #[error("{slots} slots; coded states support at most {max}")]
+    TooManySlots { slots: usize, max: usize },
+    #[error("about {states:.3e} states; ranks must fit in 64 bits")]
+    TooManyStates { states: f64 },
+    #[error("--shard-pieces {asked} is out of range: this puzzle allows 0..={max}")]
+    BadShardPieces { asked: usize, max: usize },
+}
+
+impl Codec {
+    /// Plans the ranking of the states of a puzzle; `shard_classes`
+    /// overrides the automatic shard key size.
+    pub fn plan(input: &CodecInput, shard_classes: Option<usize>) -> Result<Codec, CodecError> {
+        let n = input.solved_cells.len();
+        if n > MAX_CODED_SLOTS {
+            return Err(CodecError::TooManySlots {
+                slots: n,
+                max: MAX_CODED_SLOTS,
+            });
+        }
+        let binomials = Binomials::new();
+        let orbits = slot_orbits(n, &input.moves);
+        let class_count = input.solved_cells.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+        let mut classes = Vec::new();
+        let mut free_in_orbit: Vec<u32> = orbits.iter().map(|o| o.count_ones()).collect();
+        let mut log_states = 0f64;
+        for class in 0..class_count {
+            let mask = (0..n)
+                .filter(|&s| input.solved_cells[s] as usize == class)
+                .fold(0u64, |m, s| m | 1 << s);
+            // Moves keep pieces in their orbit, so a class spread over several
+            // orbits has a fixed count in each: one digit per orbit.
+            for (o, &orbit) in orbits.iter().enumerate().filter(|(_, &o)| o & mask != 0) {
+                let count = (mask & orbit).count_ones();
+                let radix = binomials.get(free_in_orbit[o], count);
+                free_in_orbit[o] -= count;
+                log_states += (radix as f64).log2();
+                classes.push(ClassDigit {
+                    class: class as u8,
+                    count,
+                    orbit,
+                    radix,
+                });
+            }
+        }
+        let mut twists = Vec::new();
+        let mut implied = Vec::new();
+        for &orbit in &orbits {
+            let oriented: Vec<u8> = (0..n as u8).filter(|&s| orbit >> s & 1 == 1 && input.modulus[s as usize] > 1).collect();
+            let Some(&last) = oriented.last() else { continue };
+            let modulus = input.modulus[last as usize];
+            let keeps_sum = input.moves.iter().all(|(_, twist)| {
+                twist.is_empty() || oriented.iter().map(|&s| twist[s as usize] as u32).sum::<u32>() % modulus as u32 == 0
+            });
+            let ranked = if keeps_sum { &oriented[..oriented.len() - 1] } else { &oriented[..] };
+            twists.extend(ranked.iter().map(|&s| (s, modulus)));
+            log_states += ranked.len() as f64 * (modulus as f64).log2();
+            if keeps_sum {
+                let total = oriented.iter().map(|&s| input.solved_twists[s as usize] as u32).sum::<u32>() % modulus as u32;
+                implied.push(ImpliedTwist {
+                    slot: last,
+                    others: ranked.iter().fold(0u64, |m, &s| m | 1 << s),
+                    modulus,
+                    total: total as u8,
+                });
+            }
+        }
+        if log_states >= 63.0 {
+            return Err(CodecError::TooManyStates {
+                states: log_states.exp2(),
+            });
+        }
+        let mut codec = Codec {
+            slots: n,
+            classes,
+            twists,
+            implied,
+            shard_classes: 0,
+            shard_states: 0,
+            shards: 0,
+            binomials,
+        };
+        let max = codec.classes.len();
+        match shard_classes {
+            Some(k) if k > max => return Err(CodecError::BadShardPieces { asked: k, max }),
+            Some(k) => codec.set_shard_classes(k),
+            None => {
+                codec.set_shard_classes(0);
+                while codec.shard_classes < max && codec.shard_states > TARGET_SHARD_BITS {
+                    codec.set_shard_classes(codec.shard_classes + 1);
+                }
+            }
+        }
+        Ok(codec)
+    }
+
+    fn set_shard_classes(&mut self, k: usize) {
+        self.shard_classes = k;
+        self.shards = self.classes[..k].iter().map(|c| c.radix).product();
+        self.shard_states = self.classes[k..].iter().map(|c| c.radix).product::<u64>()
+            * self.twists.iter().map(|&(_, m)| m as u64).product::<u64>();
+    }
+
+    /// Number of slots.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// Number of ranks (states, reachable or not).
+    pub fn states(&self) -> u128 {
+        self.shards as u128 * self.shard_states as u128
+    }
+
+    /// Number of shards.
+    pub fn shards(&self) -> u64 {
+        self.shards
+    }
+
+    /// Ranks per shard.
+    pub fn shard_states(&self) -> u64 {
+        self.shard_states
+    }
+
+    /// Number of class digits (the largest shard key).
+    pub fn class_digits(&self) -> usize {
+        self.classes.len()
+    }
+
+    /// Rank of a state given as slot classes and slot twists.
+    pub fn rank(&self, cells: &[u8], twists: &[u8]) -> u64 {
+        let mut masks = [0u64; MAX_CODED_SLOTS];
+        for (slot, &class) in cells.iter().enumerate() {
+            masks[class as usize] |= 1 << slot;
+        }
+        let mut rank = 0u64;
+        let mut taken = 0u64;
+        for digit in &self.classes {
+            let free = digit.orbit & !taken;
+            let mask = masks[digit.class as usize] & digit.orbit;
+            taken |= mask;
+            let mut value = 0u64;
+            let mut bits = mask;
+            let mut i = 1;
+            while bits != 0 {
+                let slot = bits.trailing_zeros();
+                let position = (free & ((1u64 << slot) - 1)).count_ones();
+                value += self.binomials.get(position, i);
+                i += 1;
+                bits &= bits - 1;
+            }
+            rank = rank * digit.radix + value;
+        }
+        for &(slot, modulus) in &self.twists {
+            rank = rank * modulus as u64 + twists[slot as usize] as u64;
+        }
+        rank
+    }
+
+    /// The state with rank `rank`, written into `cells` and `twists` (both
+    /// `slots` long).
+    pub fn unrank(&self, mut rank: u64, cells: &mut [u8], twists: &mut [u8]) {
+        twists[..self.slots].fill(0);
+        for &(slot, modulus) in self.twists.iter().rev() {
+            twists[slot as usize] = (rank % modulus as u64) as u8;
+            rank /= modulus as u64;
+        }
+        for implied in &self.implied {
+            let mut sum = 0u32;
+            let mut bits = implied.others;
+            while bits != 0 {
+                sum += twists[bits.trailing_zeros() as usize] as u32;
+                bits &= bits - 1;
+            }
+            let m = implied.modulus as u32;
+            twists[implied.slot as usize] = ((implied.total as u32 + m * 64 - sum) % m) as u8;
+        }
+        let mut values = [0u64; MAX_CODED_SLOTS];
+        for (value, digit) in values.iter_mut().zip(&self.classes).rev() {
+            *value = rank % digit.radix;
+            rank /= digit.radix;
+        }
+        let mut taken = 0u64;
+        for (digit, &value) in self.classes.iter().zip(&values) {
+            let free = digit.orbit & !taken;
+            let mask = self.unrank_combination(value, free, digit.count);
+            taken |= mask;
+            let mut bits = mask;
+            while bits != 0 {
+                cells[bits.trailing_zeros() as usize] = digit.class;
+                bits &= bits - 1;
+            }
+        }
+    }
+
+    /// The slots (a subset of `free` of `count` slots) with colex rank `value`.
+    fn unrank_combination(&self, mut value: u64, free: u64, count: u32) -> u64 {
+        let mut mask = 0u64;
+        let mut position = free.count_ones();
+        for i in (1..=count).rev() {
+            position -= 1;
+            while self.binomials.get(position, i) > value {
+                position -= 1;
+            }
+            value -= self.binomials.get(position, i);
+            mask |= 1 << crate::rank::select_bit(free, position);
+        }
+        mask
+    }
+
+    /// Shard and index inside the shard of a rank.
+    #[inline]
+    pub fn split(&self, rank: u64) -> (u64, u64) {
+        (rank / self.shard_states, rank % self.shard_states)
+    }
+
+    /// The slot sets of the shard key's classes for `shard`.
+    pub fn key_masks(&self, shard: u64) -> Vec<u64> {
+        let k = self.shard_classes;
+        let mut values = vec![0u64; k];
+        let mut rest = shard;
+        for (value, digit) in values.iter_mut().zip(&self.classes[..k]).rev() {
+            *value = rest % digit.radix;
+            rest /= digit.radix;
+        }
+        let mut taken = 0u64;
+        self.classes[..k]
+            .iter()
+            .zip(values)
+            .map(|(digit, value)| {
+                let mask = self.unrank_combination(value, digit.orbit & !taken, digit.count);
+                taken |= mask;
+                mask
+            })
+            .collect()
+    }
+
+    /// The shard whose key classes occupy `masks`.
+    pub fn shard_of_masks(&self, masks: &[u64]) -> u64 {
+        let mut shard = 0u64;
+        let mut taken = 0u64;
+        for (digit, &mask) in self.classes.iter().zip(masks) {
+            let free = digit.orbit & !taken;
+            taken |= mask;
+            let mut value = 0;
+            let mut bits = mask;
+            let mut i = 1;
+            while bits != 0 {
+                let position = (free & ((1u64 << bits.trailing_zeros()) - 1)).count_ones();
+                value += self.binomials.get(position, i);
+                i += 1;
+                bits &= bits - 1;
+            }
+            shard = shard * digit.radix + value;
+        }
+        shard
+    }
+}
+
+/// The orbits of the group the moves generate on slots, as masks.
+fn slot_orbits(n: usize, moves: &[(&[u8], &[u8])]) -> Vec<u64> {
+    let mut root: Vec<usize> = (0..n).collect();
+    fn find(root: &mut [usize], mut x: usize) -> usize {
+        while root[x] != x {
+            root[x] = root[root[x]];
+            x = root[x];
+        }
+        x
+    }
+    for (perm, _) in moves {
+        for (s, &t) in perm.iter().enumerate() {
+            let (a, b) = (find(&mut root, s), find(&mut root, t as usize));
+            root[a.max(b)] = a.min(b);
+        }
+    }
+    let mut orbits: Vec<u64> = Vec::new();
+    let mut orbit_of_root = vec![usize::MAX; n];
+    for s in 0..n {
+        let r = find(&mut root, s);
+        if orbit_of_root[r] == usize::MAX {
+            orbit_of_root[r] = orbits.len();
+            orbits.push(0);
+        }
+        orbits[orbit_of_root[r]] |= 1 << s;
+    }
+    orbits
+}
+
+/// Binomial coefficients `C(n, k)` for `n, k ≤ 64`, saturating.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Binomials(Vec<u64>);
+
+impl Binomials {
+    const SIZE: usize = MAX_CODED_SLOTS + 1;
+
+    fn new() -> Binomials {
+        let mut t = vec![0u64; Self::SIZE * Self::SIZE];
+        for n in 0..Self::SIZE {
+            t[n * Self::SIZE] = 1;
+            for k in 1..=n {
+                t[n * Self::SIZE + k] = t[(n - 1) * Self::SIZE + k - 1].saturating_add(t[(n - 1) * Self::SIZE + k]);
+            }
+        }
+        Binomials(t)
+    }
+
+    #[inline]
+    fn get(&self, n: u32, k: u32) -> u64 {
+        if k > n {
+            0
+        } else {
+            self.0[n as usize * Self::SIZE + k as usize]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

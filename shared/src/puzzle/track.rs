@@ -1,0 +1,159 @@
+//! Partial puzzles: `--track PIECES` keeps the listed pieces apart and makes
+//! every other piece one class of identical pieces, so the search runs on
+//! the coset space (for `loopover:4x4 --track 1-8`, the 16!/8! placements of
+//! pieces 1 to 8).
+//!
+//! Pieces that a move's legality depends on (a sliding puzzle's blank) are
+//! always tracked: without them the moves would not be defined.
+
+use super::{Coding, Guard, Move, Puzzle, SpecError};
+
+/// Separator between a puzzle spec and its tracked pieces inside a job's
+/// spec string (`loopover:4x4 --track 1-8`), so workers and `resume`
+/// rebuild the same puzzle from the spec alone.
+pub const TRACK_SEPARATOR: &str = " --track ";
+
+/// Label shown for a slot holding an untracked piece.
+pub const UNTRACKED_LABEL: &str = "·";
+
+/// Splits `spec` into the puzzle spec and the tracked-pieces list, if any.
+pub fn split_track(spec: &str) -> (&str, Option<&str>) {
+    match spec.split_once(TRACK_SEPARATOR) {
+        Some((base, list)) => (base.trim(), Some(list.trim())),
+        None => (spec.trim(), None),
+    }
+}
+
+/// Parses a list such as `1-8`, `1,2,5` or `A,B` into pieces, by label;
+/// `A-B` ranges need numeric labels.
+pub fn parse_track_list(puzzle: &Puzzle, list: &str) -> Result<Vec<usize>, SpecError> {
+    let bad = |why: String| SpecError::BadArgument {
+        spec: format!("{}{}{}", puzzle.spec, TRACK_SEPARATOR, list),
+        why,
+    };
+    let piece_of = |label: &str| {
+        puzzle.labels.iter().position(|l| l == label).ok_or_else(|| {
+            bad(format!(
+                "no piece is labelled '{}' (pieces: {})",
+                label,
+                puzzle.labels.join(" ")
+            ))
+        })
+    };
+    let mut pieces = Vec::new();
+    for item in list.split(',').map(str::trim) {
+        if item.is_empty() {
+            return Err(bad("empty item in the list of tracked pieces".into()));
+        }
+        match item.split_once('-').filter(|(a, b)| !a.is_empty() && !b.is_empty()) {
+            Some((a, b)) => {
+                let (from, to) = match (a.trim().parse::<u64>(), b.trim().parse::<u64>()) {
+                    (Ok(from), Ok(to)) if from <= to => (from, to),
+                    _ => return Err(bad(format!("'{}' is not a range of piece numbers such as 1-8", item))),
+                };
+                for label in from..=to {
+                    pieces.push(piece_of(&label.to_string())?);
+                }
+            }
+            None => pieces.push(piece_of(item)?),
+        }
+    }
+    pieces.sort_unstable();
+    pieces.dedup();
+    Ok(pieces)
+}
+
+impl Puzzle {
+    /// The partial puzzle in which only `tracked` pieces (and guarded ones)
+    /// are told apart; `list` is the text the user gave, kept in the spec.
+    pub fn tracked(&self, tracked: &[usize], list: &str) -> Result<Puzzle, SpecError> {
+        if self.coding.is_some() {
+            return Err(SpecError::BadArgument {
+                spec: self.spec.clone(),
+                why: "--track applies to puzzles of distinct pieces; this one already has identical or oriented pieces (mark identical pieces in the Solved block instead)".into(),
+            });
+        }
+        let guarded = self.guarded_pieces();
+        let mut order = guarded.clone();
+        order.extend(tracked.iter().filter(|p| !guarded.contains(p)));
+        let mut class_of = vec![order.len() as u8; self.slots];
+        for (class, &piece) in order.iter().enumerate() {
+            class_of[piece] = class as u8;
+        }
+        let mut class_labels: Vec<String> = order.iter().map(|&p| self.labels[p].clone()).collect();
+        if order.len() < self.slots {
+            class_labels.push(UNTRACKED_LABEL.to_string());
+        }
+        let mut solved = vec![0u8; 2 * self.slots];
+        for (piece, &slot) in self.solved.iter().enumerate() {
+            solved[slot as usize] = class_of[piece];
+        }
+        let moves = self
+            .moves
+            .iter()
+            .map(|m| Move {
+                name: m.name.clone(),
+                perm: m.perm.clone(),
+                guard: m.guard.map(|g| Guard {
+                    piece: class_of[g.piece] as usize,
+                    slot: g.slot,
+                }),
+                twist: Vec::new(),
+            })
+            .collect();
+        Ok(Puzzle {
+            spec: format!("{}{}{}", self.spec, TRACK_SEPARATOR, list),
+            metric: self.metric,
+            slots: self.slots,
+            moves,
+            grid: self.grid,
+            labels: self.labels.clone(),
+            solved,
+            // The family's count is for all pieces; the job works out the
+            // partial count (or searches to an empty level).
+            reachable_states: None,
+            coding: Some(Coding {
+                class_labels,
+                modulus: vec![1; self.slots],
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::puzzle::{parse_puzzle, Metric};
+
+    #[test]
+    fn lists_and_ranges_name_pieces_by_label() {
+        let p = parse_puzzle("loopover:3x3", Metric::Mtm).unwrap();
+        assert_eq!(parse_track_list(&p, "1-3").unwrap(), vec![0, 1, 2]);
+        assert_eq!(parse_track_list(&p, "9, 2,2").unwrap(), vec![1, 8]);
+        for bad in ["0-3", "3-1", "x", "1,,2", "1-"] {
+            assert!(parse_track_list(&p, bad).is_err(), "{}", bad);
+        }
+        let err = parse_track_list(&p, "10").unwrap_err().to_string();
+        assert!(err.contains("no piece is labelled '10'"), "{}", err);
+    }
+
+    #[test]
+    fn untracked_pieces_become_one_class() {
+        let p = parse_puzzle("loopover:2x3", Metric::Mtm).unwrap();
+        let t = p.tracked(&[0, 4], "1,5").unwrap();
+        assert_eq!(split_track(&t.spec), ("loopover:2x3", Some("1,5")));
+        assert_eq!(&t.solved[..6], &[0, 2, 2, 2, 1, 2]);
+        let coding = t.coding.as_ref().unwrap();
+        assert_eq!(coding.class_labels, vec!["1", "5", UNTRACKED_LABEL]);
+        assert!(t.tracked(&[0], "1").is_err());
+    }
+
+    #[test]
+    fn the_blank_of_a_sliding_puzzle_is_always_tracked() {
+        let p = parse_puzzle("sliding:2x3", Metric::Mtm).unwrap();
+        let t = p.tracked(&[1], "1").unwrap();
+        let coding = t.coding.as_ref().unwrap();
+        assert_eq!(coding.class_labels.len(), 3);
+        assert!(t.moves.iter().all(|m| m.guard.is_some_and(|g| g.piece == 0)));
+    }
+}
