@@ -20,7 +20,10 @@ pub struct BoundArgs {
 
 /// Prints the cumulative canonical-word counts per length and the bound.
 pub fn bound(args: BoundArgs) -> anyhow::Result<()> {
-    let puzzle = parse_puzzle(&crate::cli::with_track(&args.puzzle, args.track.as_deref()), args.metric)?;
+    let puzzle = parse_puzzle(
+        &crate::cli::with_track(&args.puzzle, args.track.as_deref()),
+        args.metric,
+    )?;
     let b = puzzle_bound(&puzzle)?;
     println!("puzzle      {} ({} metric)", puzzle.spec, puzzle.metric);
     println!(

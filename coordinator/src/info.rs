@@ -4,8 +4,8 @@ use crate::cli::{InfoArgs, PuzzleArgs};
 use cayley_shared::group::group_order_exact;
 use cayley_shared::job::{human_bytes, Job};
 use cayley_shared::puzzle::{parse_puzzle, Puzzle};
-use cayley_shared::space::Space;
 use cayley_shared::rank::MAX_RANKED_POINTS;
+use cayley_shared::space::Space;
 
 /// Parses the puzzle arguments into a planned job.
 pub fn plan_job(args: &PuzzleArgs) -> anyhow::Result<Job> {
@@ -96,7 +96,10 @@ fn print_plan(job: &Job) {
             );
         }
         Space::Coded(c) => {
-            println!("states       {} ranked (places of each piece class, then twists)", c.states());
+            println!(
+                "states       {} ranked (places of each piece class, then twists)",
+                c.states()
+            );
             println!(
                 "shard plan   {} shard classes -> {} shards of {} ({} states each)",
                 c.shard_classes,

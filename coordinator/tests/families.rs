@@ -67,7 +67,8 @@ fn info_shows_group_orders_of_every_family() {
         (vec!["info", "turnstyle:12"], vec!["group order  39916800", "F12"]),
         (vec!["info", "turnstyle-cayley:12"], vec!["group order  479001600", "swap"]),
         (vec!["info", "loopover:8x8"], vec!["group order  126886932185884164103433389335161480802865516174545192198801894375214704230400000000000000", "search       'loopover:8x8' cannot be searched"]),
-        (vec!["info", twist.as_str()], vec!["group order  3\n", "orientations are not supported yet"]),
+        (vec!["info", twist.as_str()], vec!["group order  3\n", "positions    3 (counted without searching)", "twists [2]"]),
+        (vec!["info", "loopover:4x4", "--track", "1-8"], vec!["positions    518918400", "shard classes"]),
     ] {
         let o = cayley(&args);
         assert!(o.status.success(), "{:?}: {}", args, stderr(&o));
@@ -78,21 +79,75 @@ fn info_shows_group_orders_of_every_family() {
     }
 }
 
+/// Runs `cayley run` with `args` into a fresh folder and returns result.json.
+fn run_json(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let out = dir.join("out");
+    let _ = std::fs::remove_dir_all(&out);
+    let mut full = vec!["run"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["-q", "--out", out.to_str().unwrap()]);
+    let o = cayley(&full);
+    assert!(o.status.success(), "{:?}: {}", args, stderr(&o));
+    serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap()
+}
+
 #[test]
-fn oriented_tws_is_refused_by_run() {
+fn oriented_and_identical_tws_files_run() {
     let dir = tempfile::tempdir().unwrap();
     let twist = spec_file(dir.path(), "tws", "twist.tws", TWIST);
-    assert_refused(
-        &["run", &twist],
-        &["cannot be searched yet", "orientations are not supported yet"],
-    );
+    // One corner twisted in place: T and T' reach its other two twists.
+    let json = run_json(dir.path(), &[&twist]);
+    assert_eq!(json["states"], 3);
+    assert_eq!(json["diameter"], 1);
+    assert_eq!(json["complete"], true);
+    // 1 1 2 2 on a 4-cycle: the four rotations, each one move (A, A2, A').
     let identical = spec_file(
         dir.path(),
         "tws",
         "same.tws",
         "Set P 4 1\nSolved\nP\n1 1 2 2\nEnd\nMove A\nP\n2 3 4 1\nEnd\n",
     );
-    assert_refused(&["run", &identical], &["identical pieces are not supported yet"]);
+    let json = run_json(dir.path(), &[&identical]);
+    assert_eq!(json["states"], 4);
+    assert_eq!(json["diameter"], 1);
+    assert_eq!(json["complete"], true);
+    assert_eq!(json["reachable_states"], "unknown");
+}
+
+#[test]
+fn track_runs_the_coset_space_through_workers() {
+    let dir = tempfile::tempdir().unwrap();
+    // 9·8·7·6 placements of pieces 1 to 4, with two in-process workers over
+    // gRPC and several shards.
+    let json = run_json(
+        dir.path(),
+        &[
+            "loopover:3x3",
+            "--track",
+            "1-4",
+            "--workers",
+            "2",
+            "--shard-pieces",
+            "2",
+        ],
+    );
+    assert_eq!(json["states"], 3024);
+    assert_eq!(json["complete"], true);
+    assert_eq!(json["puzzle"], "loopover:3x3 --track 1-4");
+    let state = json["antipodes"][0]["state"].as_array().unwrap();
+    assert_eq!(state.iter().filter(|l| *l == "·").count(), 5);
+    assert_refused(
+        &["run", "loopover:3x3", "--track", "0-2"],
+        &["no piece is labelled '0'"],
+    );
+    let twist = spec_file(dir.path(), "tws", "twist.tws", TWIST);
+    assert_refused(
+        &["run", &twist, "--track", "1"],
+        &["--track applies to puzzles of distinct pieces"],
+    );
+    let o = cayley(&["bound", "loopover:4x4", "--track", "1-8"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("states      518918400"), "{}", stdout(&o));
 }
 
 #[test]

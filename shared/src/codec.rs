@@ -129,17 +129,28 @@ impl Codec {
         let mut twists = Vec::new();
         let mut implied = Vec::new();
         for &orbit in &orbits {
-            let oriented: Vec<u8> = (0..n as u8).filter(|&s| orbit >> s & 1 == 1 && input.modulus[s as usize] > 1).collect();
+            let oriented: Vec<u8> = (0..n as u8)
+                .filter(|&s| orbit >> s & 1 == 1 && input.modulus[s as usize] > 1)
+                .collect();
             let Some(&last) = oriented.last() else { continue };
             let modulus = input.modulus[last as usize];
             let keeps_sum = input.moves.iter().all(|(_, twist)| {
-                twist.is_empty() || oriented.iter().map(|&s| twist[s as usize] as u32).sum::<u32>() % modulus as u32 == 0
+                twist.is_empty()
+                    || oriented.iter().map(|&s| twist[s as usize] as u32).sum::<u32>() % modulus as u32 == 0
             });
-            let ranked = if keeps_sum { &oriented[..oriented.len() - 1] } else { &oriented[..] };
+            let ranked = if keeps_sum {
+                &oriented[..oriented.len() - 1]
+            } else {
+                &oriented[..]
+            };
             twists.extend(ranked.iter().map(|&s| (s, modulus)));
             log_states += ranked.len() as f64 * (modulus as f64).log2();
             if keeps_sum {
-                let total = oriented.iter().map(|&s| input.solved_twists[s as usize] as u32).sum::<u32>() % modulus as u32;
+                let total = oriented
+                    .iter()
+                    .map(|&s| input.solved_twists[s as usize] as u32)
+                    .sum::<u32>()
+                    % modulus as u32;
                 implied.push(ImpliedTwist {
                     slot: last,
                     others: ranked.iter().fold(0u64, |m, &s| m | 1 << s),

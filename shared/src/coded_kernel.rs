@@ -50,10 +50,10 @@ impl CodedMoves {
             let guard = m.guard.map(|g| (g.piece as u8, g.slot as u8));
             let mut back = vec![0u8; n];
             let mut untwist = vec![0u8; n];
-            for s in 0..n {
+            for (s, &gained) in twist.iter().enumerate() {
                 let t = m.perm[s] as usize;
                 back[t] = s as u8;
-                untwist[t] = (modulus[t] - twist[s] % modulus[t]) % modulus[t];
+                untwist[t] = (modulus[t] - gained % modulus[t]) % modulus[t];
             }
             forward.push(CodedMove {
                 to: m.perm.images().to_vec(),
@@ -187,7 +187,10 @@ pub fn expand_coded(task: &CodedTask, out: &mut [u64], on_unit: &(dyn Fn(u64) + 
         *unseen.last_mut().expect("a shard has states") &= (1u64 << (states % 64)) - 1;
     }
     let unseen_count = crate::bits::popcount(&unseen);
-    let frontier_count: u64 = sources.iter().map(|&s| crate::bits::popcount(task.frontier_of(s))).sum();
+    let frontier_count: u64 = sources
+        .iter()
+        .map(|&s| crate::bits::popcount(task.frontier_of(s)))
+        .sum();
     let mut stats = if unseen_count == 0 || frontier_count == 0 {
         out.fill(0);
         TaskStats::default()

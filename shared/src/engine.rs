@@ -11,8 +11,8 @@ use crate::layout::Layout;
 use crate::lowtable::LowTable;
 use crate::space::Space;
 use crate::transition::{PreparedMoves, ShardTransitions, NO_SOURCE};
-use std::collections::BTreeSet;
 use anyhow::Context;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -279,7 +279,9 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
                 previous: previous.as_ref().map_or(&zeros[..], |p| p[shard].words()),
                 current: current[shard].words(),
             };
-            let task = ctx.expand(shard as u64, &bits, out.words_mut(), &|found| progress.block_done(found));
+            let task = ctx.expand(shard as u64, &bits, out.words_mut(), &|found| {
+                progress.block_done(found)
+            });
             count += task.found;
             stats = stats.plus(task);
         }

@@ -19,9 +19,9 @@
 pub mod antipodes;
 pub mod bignat;
 pub mod bits;
+pub mod bound;
 pub mod codec;
 pub mod coded_kernel;
-pub mod bound;
 pub mod engine;
 pub mod format;
 pub mod group;

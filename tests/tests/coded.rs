@@ -78,7 +78,10 @@ fn the_issue_example_shape_tracked_4x4_loopover() {
         words_solve(&job, &outcome);
     }
     let (_, stm) = run("loopover:2x4 --track 1,2,8", Metric::Stm, Some(1), 0);
-    assert_eq!(stm.depths, tracked_reference(&loopover_generators(2, 4, true), &[0, 1, 7]));
+    assert_eq!(
+        stm.depths,
+        tracked_reference(&loopover_generators(2, 4, true), &[0, 1, 7])
+    );
 }
 
 #[test]
@@ -190,7 +193,9 @@ fn identical_oriented_corners_count_twists_only() {
             let mut t = s.to_vec();
             for _ in 0..3 {
                 // Position j receives the piece of perm[j], twisted by ori[perm[j]].
-                t = (0..8).map(|j| ((t[perm[j]] as usize + ori[perm[j]]) % 3) as u8).collect();
+                t = (0..8)
+                    .map(|j| ((t[perm[j]] as usize + ori[perm[j]]) % 3) as u8)
+                    .collect();
                 out.push(t.clone());
             }
         }

@@ -188,7 +188,9 @@ impl TaskRunner {
             current: self.cache[&(from_level, shard)].words(),
         };
         let loaded = started.elapsed().as_secs_f64();
-        let stats = self.pool.install(|| self.ctx.expand(shard, &bits, out.words_mut(), on_block));
+        let stats = self
+            .pool
+            .install(|| self.ctx.expand(shard, &bits, out.words_mut(), on_block));
         tracing::debug!(
             "task ({}, {}): inputs {:.3} s, kernel {:.3} s",
             from_level,

@@ -74,7 +74,10 @@ pub fn outcome_to_result(
         },
         seconds: manifest.levels.iter().map(|l| l.seconds).sum(),
     };
-    if let Some(reachable) = job.reachable_states.filter(|&r| manifest.max_depth.is_none() && total != r) {
+    if let Some(reachable) = job
+        .reachable_states
+        .filter(|&r| manifest.max_depth.is_none() && total != r)
+    {
         anyhow::bail!(
             "internal check failed: the job counted {} states but {} are reachable; the table is not trustworthy",
             total,

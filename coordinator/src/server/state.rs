@@ -235,8 +235,11 @@ impl JobState {
     fn announce_level(&mut self) {
         if let Some(r) = &self.manifest.running {
             let space = &self.job.space;
-            self.reporter
-                .level_started(r.from_level + 1, space.shards(), space.units_per_shard() * space.shards());
+            self.reporter.level_started(
+                r.from_level + 1,
+                space.shards(),
+                space.units_per_shard() * space.shards(),
+            );
         }
     }
 

@@ -3,8 +3,8 @@
 use super::loopover::loopover;
 use super::perm_file::perm_puzzle;
 use super::sliding::sliding;
-use super::turnstyle::{turnstyle, turnstyle_cayley};
 use super::track::{parse_track_list, split_track};
+use super::turnstyle::{turnstyle, turnstyle_cayley};
 use super::tws::tws_puzzle;
 use super::varikon::varikon;
 use super::{Metric, Puzzle};

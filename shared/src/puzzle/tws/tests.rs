@@ -12,19 +12,26 @@ const THREE_CYCLE: &str = "# a 3-cycle and a twist\nName Toy\nSet P 3 1\nSet T 1
     Move A\nP\n2 3 1\nEnd\nMove B\nT\n1\n1\nEnd\n";
 
 #[test]
-fn moves_become_point_permutations() {
+fn oriented_sets_make_a_coded_puzzle() {
     let p = build(THREE_CYCLE, Metric::Mtm).unwrap();
-    assert_eq!(p.slots, 3 + 3);
+    // One slot per position: three of P, one of T.
+    assert_eq!(p.slots, 3 + 1);
     assert_eq!(names(&p), ["A", "A'", "B", "B'"]);
     // Position 1 receives the content of position 2: 2 → 1 → 3 → 2.
     assert_eq!(p.moves[0].perm.to_string(), "(1,3,2)");
-    // The twist turns the single T piece's three orientation points.
-    assert_eq!(p.moves[2].perm.to_string(), "(4,5,6)");
-    assert_eq!(p.labels[0], "P1");
-    assert_eq!(p.labels[4], "T1:1");
-    let u = p.unsupported.as_ref().unwrap();
-    assert!(u.reason.contains("set T has 3 orientations"), "{}", u.reason);
-    assert!(u.states_are_group);
+    // B leaves the T piece in place, twisted by 1.
+    assert!(p.moves[2].perm.is_identity());
+    assert_eq!(p.moves[2].twist, vec![0, 0, 0, 1]);
+    assert_eq!(p.moves[3].twist, vec![0, 0, 0, 2]);
+    let coding = p.coding.as_ref().unwrap();
+    assert_eq!(coding.class_labels, ["P1", "P2", "P3", "T1"]);
+    assert_eq!(coding.modulus, [1, 1, 1, 3]);
+    // Solved: classes by position, then twists.
+    assert_eq!(p.solved, vec![0, 1, 2, 3, 0, 0, 0, 0]);
+    // As points, the twist turns the T piece's three orientation points.
+    let (points, degree) = p.point_generators();
+    assert_eq!(degree, 6);
+    assert_eq!(points[2].to_string(), "(4,5,6)");
 }
 
 #[test]
@@ -32,7 +39,7 @@ fn powers_are_named_as_twsearch_names_them() {
     let text = "Set P 5 1\nSolved\nP\n1 2 3 4 5\nEnd\nMove U\nP\n2 3 4 5 1\nEnd\nMove S\nP\n2 1 3 4 5\nEnd\n";
     let p = build(text, Metric::Mtm).unwrap();
     assert_eq!(names(&p), ["U", "U2", "U2'", "U'", "S"]);
-    assert!(p.unsupported.is_none());
+    assert!(p.coding.is_none());
     assert!(p.is_undirected());
     let p = build(text, Metric::Stm).unwrap();
     assert_eq!(names(&p), ["U", "U'", "S"]);
@@ -48,11 +55,13 @@ fn solved_state_with_distinct_pieces_is_kept() {
 }
 
 #[test]
-fn identical_pieces_are_refused_for_search() {
+fn identical_pieces_share_a_class() {
     let text = "Set P 4 1\nSolved\nP\n1 1 2 2\nEnd\nMove A\nP\n2 3 4 1\nEnd\n";
-    let u = build(text, Metric::Mtm).unwrap().unsupported.unwrap();
-    assert!(u.reason.contains("identical pieces in set P"), "{}", u.reason);
-    assert!(!u.states_are_group);
+    let p = build(text, Metric::Mtm).unwrap();
+    let coding = p.coding.as_ref().unwrap();
+    assert_eq!(coding.class_labels, ["1", "2"]);
+    assert!(!coding.has_orientation());
+    assert_eq!(&p.solved[..4], &[0, 0, 1, 1]);
 }
 
 #[test]
@@ -123,10 +132,17 @@ fn twists_follow_the_piece_leaving_a_position() {
     // piece from 2, and the piece leaving position 1 (for position 3) turns.
     let text = "Set C 3 3\nSolved\nC\n1 2 3\n0 0 0\nEnd\nMove M\nC\n2 3 1\n1 0 0\nEnd\n";
     let p = build(text, Metric::Stm).unwrap();
-    let m = &p.moves[0].perm;
+    // Slot 1's piece goes to slot 3 with twist 1; the others untwisted.
+    assert_eq!(p.moves[0].perm.images(), &[2, 0, 1]);
+    assert_eq!(p.moves[0].twist, vec![1, 0, 0]);
+    let (points, _) = p.point_generators();
+    let m = &points[0];
     let point = |pos: usize, o: usize| pos * 3 + o;
     assert_eq!(m[point(0, 0)] as usize, point(2, 1));
     assert_eq!(m[point(0, 2)] as usize, point(2, 0));
     assert_eq!(m[point(1, 0)] as usize, point(0, 0));
     assert_eq!(m[point(2, 1)] as usize, point(1, 1));
+    // Applied to coded states: the piece of slot 1 arrives in slot 3 twisted.
+    let moved = p.apply(&p.moves[0], &p.solved).unwrap();
+    assert_eq!(moved, vec![1, 2, 0, 0, 0, 1]);
 }
