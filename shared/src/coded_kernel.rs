@@ -191,25 +191,35 @@ pub fn expand_coded(task: &CodedTask, out: &mut [u64], on_unit: &(dyn Fn(u64) + 
         .iter()
         .map(|&s| crate::bits::popcount(task.frontier_of(s)))
         .sum();
+    let pass = Pass {
+        task,
+        sources: &sources,
+        unseen: &unseen,
+        on_unit,
+    };
     let mut stats = if unseen_count == 0 || frontier_count == 0 {
         out.fill(0);
         TaskStats::default()
     } else if unseen_count * task.moves.len() as u64 <= 2 * frontier_count {
-        bottom_up(task, &sources, &unseen, out, on_unit)
+        bottom_up(&pass, out)
     } else {
-        top_down(task, &sources, &unseen, out, on_unit)
+        top_down(&pass, out)
     };
     stats.found = crate::bits::popcount(out);
     stats
 }
 
-fn bottom_up(
-    task: &CodedTask,
-    sources: &[u64],
-    unseen: &[u64],
-    out: &mut [u64],
-    on_unit: &(dyn Fn(u64) + Sync),
-) -> TaskStats {
+/// One direction's inputs: the task, each move's source shard, the unseen
+/// states of the target shard and the progress callback.
+struct Pass<'a> {
+    task: &'a CodedTask<'a>,
+    sources: &'a [u64],
+    unseen: &'a [u64],
+    on_unit: &'a (dyn Fn(u64) + Sync),
+}
+
+fn bottom_up(pass: &Pass, out: &mut [u64]) -> TaskStats {
+    let (task, sources, unseen) = (pass.task, pass.sources, pass.unseen);
     let evaluations = AtomicU64::new(0);
     out.par_chunks_mut(UNIT_WORDS).enumerate().for_each(|(unit, chunk)| {
         let mut y = State::new();
@@ -240,7 +250,7 @@ fn bottom_up(
             *word = hits;
         }
         evaluations.fetch_add(probes, Ordering::Relaxed);
-        on_unit(crate::bits::popcount(chunk));
+        (pass.on_unit)(crate::bits::popcount(chunk));
     });
     TaskStats {
         evaluations: evaluations.into_inner(),
@@ -249,15 +259,10 @@ fn bottom_up(
     }
 }
 
-fn top_down(
-    task: &CodedTask,
-    sources: &[u64],
-    unseen: &[u64],
-    out: &mut [u64],
-    on_unit: &(dyn Fn(u64) + Sync),
-) -> TaskStats {
+fn top_down(pass: &Pass, out: &mut [u64]) -> TaskStats {
+    let task = pass.task;
     let marks: Vec<AtomicU64> = (0..out.len()).map(|_| AtomicU64::new(0)).collect();
-    let mut distinct: Vec<u64> = sources.to_vec();
+    let mut distinct: Vec<u64> = pass.sources.to_vec();
     distinct.sort_unstable();
     distinct.dedup();
     let evaluations = AtomicU64::new(0);
@@ -266,7 +271,7 @@ fn top_down(
             .moves
             .forward
             .iter()
-            .zip(sources)
+            .zip(pass.sources)
             .filter(|(_, &s)| s == src)
             .map(|(m, _)| m)
             .collect();
@@ -295,11 +300,11 @@ fn top_down(
                 evaluations.fetch_add(applied, Ordering::Relaxed);
             });
     }
-    for ((o, mark), &u) in out.iter_mut().zip(marks).zip(unseen) {
+    for ((o, mark), &u) in out.iter_mut().zip(marks).zip(pass.unseen) {
         *o = mark.into_inner() & u;
     }
     for chunk in out.chunks(UNIT_WORDS) {
-        on_unit(crate::bits::popcount(chunk));
+        (pass.on_unit)(crate::bits::popcount(chunk));
     }
     TaskStats {
         evaluations: evaluations.into_inner(),

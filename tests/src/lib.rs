@@ -5,6 +5,7 @@
 //! no bit arrays), so agreement between the two is evidence, not tautology.
 
 pub mod cube;
+pub mod engine;
 pub mod procs;
 
 use std::collections::HashSet;

@@ -3,36 +3,17 @@
 //! the rules, published counts (../shared/reference/published.md) and
 //! counting identities.
 
-use cayley_shared::engine::{search, SearchConfig, SearchOutcome, Silent};
+use cayley_shared::engine::SearchOutcome;
+use cayley_tests::engine::{assert_words_solve, run_complete};
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_tests::cube::{corner_twist_moves, cube_sticker_generators, cube_tws};
 use cayley_tests::{bfs_counts, grid_adjacency, loopover_generators, reference_bfs, test_dir};
 
 fn run(spec: &str, metric: Metric, shard_pieces: Option<usize>, antipodes: usize) -> (Job, SearchOutcome) {
-    let job = Job::new(parse_puzzle(spec, metric).unwrap(), shard_pieces).unwrap();
-    let config = SearchConfig {
-        threads: 2,
-        antipodes,
-        ..Default::default()
-    };
-    let outcome = search(&job, &config, &Silent).unwrap();
-    assert!(outcome.complete);
+    let (job, outcome) = run_complete(parse_puzzle(spec, metric).unwrap(), shard_pieces, antipodes);
+    assert!(!outcome.antipodes.is_empty() || antipodes == 0);
     (job, outcome)
-}
-
-/// Replays every antipode's word: it must solve the state in exactly
-/// `diameter` legal moves.
-fn words_solve(job: &Job, outcome: &SearchOutcome) {
-    assert!(!outcome.antipodes.is_empty());
-    for a in &outcome.antipodes {
-        assert_eq!(a.solution.len(), outcome.depths.len() - 1);
-        let mut state = a.state.clone();
-        for &m in &a.solution {
-            state = job.puzzle.apply(&job.puzzle.moves[m], &state).expect("a legal move");
-        }
-        assert!(job.puzzle.is_solved(&state), "word does not solve {:?}", a.state);
-    }
 }
 
 /// Depth counts of the places of `tracked` pieces under slot permutations,
@@ -62,7 +43,7 @@ fn tracked_loopover_matches_a_bfs_over_the_tracked_places() {
         let (job, outcome) = run("loopover:3x3 --track 1-4", Metric::Mtm, k, 4);
         assert_eq!(job.reachable_states, Some(falling(9, 4) as u128));
         assert_eq!(outcome.depths, expected, "shard plan {:?}", k);
-        words_solve(&job, &outcome);
+        assert_words_solve(&job, &outcome);
     }
 }
 
@@ -75,7 +56,7 @@ fn the_issue_example_shape_tracked_4x4_loopover() {
         let (job, outcome) = run(&format!("loopover:4x4 --track {}", list), Metric::Mtm, None, 3);
         assert_eq!(outcome.depths, tracked_reference(&gens, &tracked));
         assert_eq!(outcome.depths.iter().sum::<u64>(), falling(16, 4));
-        words_solve(&job, &outcome);
+        assert_words_solve(&job, &outcome);
     }
     let (_, stm) = run("loopover:2x4 --track 1,2,8", Metric::Stm, Some(1), 0);
     assert_eq!(
@@ -109,7 +90,7 @@ fn tracked_sliding_puzzle_keeps_its_blank() {
     let (job, outcome) = run("sliding:3x3 --track 1-3", Metric::Mtm, None, 2);
     assert_eq!(job.reachable_states, None, "guarded moves: counted by searching");
     assert_eq!(outcome.depths, expected);
-    words_solve(&job, &outcome);
+    assert_words_solve(&job, &outcome);
 }
 
 /// Writes a `.tws` file and returns its spec.
@@ -130,7 +111,7 @@ fn two_by_two_cube_has_3674160_positions_in_the_half_turn_metric() {
     assert_eq!(job.reachable_states, Some(3_674_160));
     assert_eq!(outcome.depths.iter().sum::<u64>(), 3_674_160);
     assert_eq!(outcome.depths, reference_bfs(&cube_sticker_generators(2, "URF", true)));
-    words_solve(&job, &outcome);
+    assert_words_solve(&job, &outcome);
 }
 
 #[test]
@@ -142,7 +123,7 @@ fn two_by_two_cube_subgroups_in_the_quarter_turn_metric() {
             let (job, outcome) = run(&spec, Metric::Stm, k, 2);
             let expected = reference_bfs(&cube_sticker_generators(2, faces, false));
             assert_eq!(outcome.depths, expected, "{} shard plan {:?}", faces, k);
-            words_solve(&job, &outcome);
+            assert_words_solve(&job, &outcome);
             if faces == "URF" {
                 break; // one plan of the full group is enough in CI
             }
@@ -173,7 +154,7 @@ fn identical_pieces_make_a_multiset_space() {
     });
     assert_eq!(expected.iter().sum::<u64>(), 90);
     assert_eq!(outcome.depths, expected);
-    words_solve(&job, &outcome);
+    assert_words_solve(&job, &outcome);
 }
 
 #[test]
@@ -203,5 +184,5 @@ fn identical_oriented_corners_count_twists_only() {
     });
     assert_eq!(expected.iter().sum::<u64>(), 729);
     assert_eq!(outcome.depths, expected);
-    words_solve(&job, &outcome);
+    assert_words_solve(&job, &outcome);
 }

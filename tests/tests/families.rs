@@ -1,7 +1,8 @@
 //! The puzzle families searched by the engine, against published facts
 //! (../shared/reference/published.md) and the independent BFS helpers.
 
-use cayley_shared::engine::{search, SearchConfig, SearchOutcome, Silent};
+use cayley_shared::engine::SearchOutcome;
+use cayley_tests::engine::{assert_words_solve, run_complete};
 use cayley_shared::job::Job;
 use cayley_shared::perm::Perm;
 use cayley_shared::puzzle::{parse_puzzle, Metric, Puzzle};
@@ -9,15 +10,7 @@ use cayley_tests::{cube_adjacency, grid_adjacency, reference_bfs, reference_blan
 use std::path::Path;
 
 fn run(puzzle: Puzzle, antipodes: usize) -> (Job, SearchOutcome) {
-    let job = Job::new(puzzle, None).unwrap();
-    let config = SearchConfig {
-        threads: 2,
-        antipodes,
-        ..Default::default()
-    };
-    let outcome = search(&job, &config, &Silent).unwrap();
-    assert!(outcome.complete);
-    (job, outcome)
+    run_complete(puzzle, None, antipodes)
 }
 
 fn total(depths: &[u64]) -> u64 {
@@ -29,20 +22,6 @@ fn spec_file(dir: &Path, family: &str, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     format!("{}:{}", family, path.display())
-}
-
-/// Replays every antipode's word and checks it solves the state in
-/// exactly `diameter` legal moves.
-fn words_solve(job: &Job, outcome: &SearchOutcome) {
-    let diameter = outcome.depths.len() - 1;
-    for a in &outcome.antipodes {
-        assert_eq!(a.solution.len(), diameter);
-        let mut state = a.state.clone();
-        for &m in &a.solution {
-            state = job.puzzle.apply(&job.puzzle.moves[m], &state).expect("a legal move");
-        }
-        assert!(job.puzzle.is_solved(&state), "word does not solve {:?}", a.state);
-    }
 }
 
 #[test]
@@ -60,7 +39,7 @@ fn a5_from_a_perm_file_has_one_antipode_12_45() {
     assert_eq!(outcome.antipodes.len(), 1);
     let antipode = Perm::from_images(outcome.antipodes[0].state.clone()).unwrap();
     assert_eq!(antipode.to_string(), "(1,2)(4,5)");
-    words_solve(&job, &outcome);
+    assert_words_solve(&job, &outcome);
 }
 
 #[test]
@@ -73,7 +52,7 @@ fn a6_from_a_perm_file_has_46_antipodes_at_depth_5() {
     assert_eq!(total(&outcome.depths), 360);
     assert_eq!(outcome.depths.len() - 1, 5);
     assert_eq!(*outcome.depths.last().unwrap(), 46);
-    words_solve(&job, &outcome);
+    assert_words_solve(&job, &outcome);
 }
 
 #[test]
@@ -84,7 +63,7 @@ fn varikon_has_20160_states_and_diameter_19() {
     assert_eq!(total(&outcome.depths), 20_160);
     assert_eq!(outcome.depths.len() - 1, 19);
     assert_eq!(outcome.depths, reference_blank_bfs(&cube_adjacency()));
-    words_solve(&job, &outcome);
+    assert_words_solve(&job, &outcome);
 }
 
 #[test]
@@ -97,7 +76,7 @@ fn sliding_puzzles_match_the_independent_bfs() {
         // Seed 001's parity argument: half of all arrangements.
         let half: u64 = (1..=(rows * cols) as u64).product::<u64>() / 2;
         assert_eq!(total(&outcome.depths), half, "{}", spec);
-        words_solve(&job, &outcome);
+        assert_words_solve(&job, &outcome);
     }
 }
 
@@ -113,7 +92,7 @@ fn turnstyle_small_circles_match_the_independent_bfs() {
     for n in 4..=8 {
         let (job, outcome) = run(parse_puzzle(&format!("turnstyle:{}", n), Metric::Mtm).unwrap(), 3);
         assert_eq!(outcome.depths, reference_turnstyle_bfs(n), "turnstyle:{}", n);
-        words_solve(&job, &outcome);
+        assert_words_solve(&job, &outcome);
     }
 }
 
@@ -124,7 +103,7 @@ fn turnstyle_12_has_11_factorial_states_and_diameter_15() {
     assert_eq!(job.group_order, 39_916_800);
     assert_eq!(total(&outcome.depths), 39_916_800);
     assert_eq!(outcome.depths.len() - 1, 15);
-    words_solve(&job, &outcome);
+    assert_words_solve(&job, &outcome);
 }
 
 #[test]
@@ -153,5 +132,5 @@ fn a_plain_tws_file_runs_as_a_permutation_puzzle() {
     assert_eq!(puzzle.moves.len(), 7);
     let (job, outcome) = run(puzzle, 3);
     assert_eq!(outcome.depths, vec![1, 7, 31, 115, 274, 253, 36, 3]);
-    words_solve(&job, &outcome);
+    assert_words_solve(&job, &outcome);
 }

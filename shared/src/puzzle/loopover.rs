@@ -17,12 +17,7 @@ pub fn loopover(rows: usize, cols: usize, metric: Metric) -> Puzzle {
         let perm = Perm::from_images(images).expect("a line shift is a permutation");
         // STM on a line of length 2 shifts the same way both directions.
         if !moves.iter().any(|m| m.perm == perm) {
-            moves.push(Move {
-                name,
-                perm,
-                guard: None,
-                twist: Vec::new(),
-            });
+            moves.push(Move::unguarded(name, perm));
         }
     };
     for r in 0..rows {

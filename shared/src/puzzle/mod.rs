@@ -85,6 +85,18 @@ pub struct Move {
     pub twist: Vec<u8>,
 }
 
+impl Move {
+    /// A move legal everywhere, without twists.
+    pub fn unguarded(name: String, perm: Perm) -> Move {
+        Move {
+            name,
+            perm,
+            guard: None,
+            twist: Vec::new(),
+        }
+    }
+}
+
 /// A puzzle ready for the engine.
 #[derive(Clone, Debug)]
 pub struct Puzzle {
@@ -304,12 +316,7 @@ impl Puzzle {
 pub fn unguarded_moves(named: impl IntoIterator<Item = (String, Perm)>) -> Vec<Move> {
     named
         .into_iter()
-        .map(|(name, perm)| Move {
-            name,
-            perm,
-            guard: None,
-            twist: Vec::new(),
-        })
+        .map(|(name, perm)| Move::unguarded(name, perm))
         .collect()
 }
 
@@ -325,12 +332,7 @@ pub(crate) fn add_missing_inverses(moves: &mut Vec<Move>) {
             while moves.iter().any(|m| m.name == name) {
                 name.push('\'');
             }
-            moves.push(Move {
-                name,
-                perm: inv,
-                guard: None,
-                twist: Vec::new(),
-            });
+            moves.push(Move::unguarded(name, inv));
         }
         i += 1;
     }

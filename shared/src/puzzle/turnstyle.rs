@@ -41,12 +41,7 @@ pub fn turnstyle(n: usize, metric: Metric) -> Puzzle {
         let perm = Perm::from_images(images).expect("a normalised flip is a permutation");
         // Small circles repeat flips (N = 4: offsets 0 and 2 are the same).
         if !moves.iter().any(|m| m.perm == perm) {
-            moves.push(Move {
-                name: format!("F{}", i + 1),
-                perm,
-                guard: None,
-                twist: Vec::new(),
-            });
+            moves.push(Move::unguarded(format!("F{}", i + 1), perm));
         }
     }
     add_missing_inverses(&mut moves);

@@ -95,12 +95,7 @@ fn from_text(spec: &str, path: &str, text: &str, metric: Metric) -> Result<Puzzl
         }
         for (name, perm) in metric_moves(&base.name, &g, metric) {
             if !moves.iter().any(|m| m.perm == perm) {
-                moves.push(Move {
-                    name,
-                    perm,
-                    guard: None,
-                    twist: Vec::new(),
-                });
+                moves.push(Move::unguarded(name, perm));
             }
         }
     }
