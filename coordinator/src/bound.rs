@@ -2,7 +2,7 @@
 //! 002 §4.3), computed without searching.
 
 use cayley_shared::bound::puzzle_bound;
-use cayley_shared::puzzle::{parse_puzzle, Metric};
+use cayley_shared::puzzle::{job_spec, parse_puzzle, Metric};
 use clap::Args;
 
 /// Which puzzle to bound.
@@ -20,10 +20,7 @@ pub struct BoundArgs {
 
 /// Prints the cumulative canonical-word counts per length and the bound.
 pub fn bound(args: BoundArgs) -> anyhow::Result<()> {
-    let puzzle = parse_puzzle(
-        &crate::cli::with_track(&args.puzzle, args.track.as_deref()),
-        args.metric,
-    )?;
+    let puzzle = parse_puzzle(&job_spec(&args.puzzle, false, args.track.as_deref()), args.metric)?;
     let b = puzzle_bound(&puzzle)?;
     println!("puzzle      {} ({} metric)", puzzle.spec, puzzle.metric);
     println!(

@@ -1,7 +1,7 @@
 //! Command-line interface definitions.
 
 use cayley_shared::manifest::KeepLevels;
-use cayley_shared::puzzle::Metric;
+use cayley_shared::puzzle::{job_spec, Metric};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -44,6 +44,10 @@ pub struct PuzzleArgs {
     /// pieces become identical, so the search runs on the coset space.
     #[arg(long, value_name = "PIECES")]
     pub track: Option<String>,
+    /// perm: files only: search the directed Cayley graph of the generators as
+    /// written (no inverses added); distances are word lengths of positive words.
+    #[arg(long)]
+    pub directed: bool,
     /// Number of leading pieces (or piece classes) whose slots form the shard key
     /// (default: chosen so a shard's bit array is at most 32 MiB).
     #[arg(long, value_name = "K")]
@@ -53,15 +57,7 @@ pub struct PuzzleArgs {
 impl PuzzleArgs {
     /// The job's spec string: the puzzle, with its tracked pieces if any.
     pub fn spec(&self) -> String {
-        with_track(&self.puzzle, self.track.as_deref())
-    }
-}
-
-/// `loopover:4x4 --track 1-8` from its parts.
-pub fn with_track(puzzle: &str, track: Option<&str>) -> String {
-    match track {
-        Some(list) => format!("{}{}{}", puzzle, cayley_shared::puzzle::TRACK_SEPARATOR, list),
-        None => puzzle.to_string(),
+        job_spec(&self.puzzle, self.directed, self.track.as_deref())
     }
 }
 

@@ -9,6 +9,7 @@ use cayley_shared::puzzle::parse_puzzle;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let job = plan_job(&args.puzzle)?;
+    args.keep_levels.check_for(&job)?;
     let scratch = args.local.scratch.clone().unwrap_or_else(std::env::temp_dir);
     std::fs::create_dir_all(&scratch)
         .map_err(|e| anyhow::anyhow!("cannot create scratch directory {}: {}", scratch.display(), e))?;

@@ -31,6 +31,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             t
         }
     };
+    args.keep_levels.check_for(&job)?;
     let fresh = Manifest::new(&job, args.keep_levels, args.max_depth);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {

@@ -12,8 +12,9 @@ use std::collections::HashMap;
 pub struct Antipode {
     /// Position notation `p[piece] = slot`, or coded notation.
     pub state: Vec<u8>,
-    /// Move indices that take the state back to solved, in order (empty when
-    /// the earlier levels were not kept).
+    /// Move indices that take the state back to solved, in order (directed
+    /// graphs: that build it from solved); empty when the earlier levels
+    /// were not kept.
     pub solution: Vec<usize>,
 }
 
@@ -62,7 +63,14 @@ pub fn find_antipodes(
         for (walker, pos) in walkers.iter_mut().zip(positions.iter_mut()) {
             let mut step = None;
             for (i, m) in job.puzzle.moves.iter().enumerate() {
-                let Some(next) = job.puzzle.apply(m, pos) else { continue };
+                // Undirected: a neighbour one step nearer solved. Directed:
+                // a state one level up that this move leads from.
+                let next = if job.directed {
+                    job.puzzle.apply_backwards(m, pos)
+                } else {
+                    job.puzzle.apply(m, pos)
+                };
+                let Some(next) = next else { continue };
                 let (shard, word, bit) = space.locate(&next);
                 let words = match bits.entry(shard) {
                     std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
@@ -87,6 +95,10 @@ pub fn find_antipodes(
         positions.iter().all(|p| job.puzzle.is_solved(p)),
         "walking back did not end at the solved state; the level files are inconsistent"
     );
+    if job.directed {
+        // Recorded from the state back; the word builds it from solved.
+        walkers.iter_mut().for_each(|w| w.solution.reverse());
+    }
     Ok(walkers)
 }
 

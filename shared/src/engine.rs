@@ -259,6 +259,8 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
     let zeros = vec![0u64; words];
     // True once no state is left to find (known count reached, or an empty level).
     let mut exhausted = false;
+    // Directed graphs: F_0 ∪ … ∪ F_{d-1} per shard, the "seen" set of level d.
+    let mut earlier: Option<Vec<Vec<u64>>> = job.directed.then(|| vec![vec![0u64; words]; shards as usize]);
 
     loop {
         let depth = depths.len() as u32 - 1;
@@ -276,7 +278,10 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
         for (shard, out) in next.iter_mut().enumerate() {
             let bits = TaskBits {
                 frontier: current.iter().map(|p| p.words()).collect(),
-                previous: previous.as_ref().map_or(&zeros[..], |p| p[shard].words()),
+                previous: match &earlier {
+                    Some(union) => &union[shard][..],
+                    None => previous.as_ref().map_or(&zeros[..], |p| p[shard].words()),
+                },
                 current: current[shard].words(),
             };
             let task = ctx.expand(shard as u64, &bits, out.words_mut(), &|found| {
@@ -294,6 +299,11 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
         depths.push(count);
         level_seconds.push(seconds);
         total += count as u128;
+        if let Some(union) = earlier.as_mut() {
+            for (u, plane) in union.iter_mut().zip(&current) {
+                u.iter_mut().zip(plane.words()).for_each(|(u, w)| *u |= w);
+            }
+        }
         previous = Some(std::mem::take(&mut current));
         current = next.into_iter().map(|p| p.freeze()).collect::<Result<_, _>>()?;
     }

@@ -26,6 +26,10 @@ pub struct Job {
     /// known (identical pieces with orientation, tracked sliding puzzles):
     /// the search then ends at the first empty level.
     pub reachable_states: Option<u128>,
+    /// True when some move's inverse is not a move: BFS then needs every
+    /// earlier level as "seen", and words are built from solved (a state
+    /// need not be solvable back along the arrows).
+    pub directed: bool,
 }
 
 /// Memory and disk a search needs.
@@ -49,12 +53,6 @@ pub struct Requirements {
 impl Job {
     /// Plans a job; fails when the puzzle cannot be ranked or sharded.
     pub fn new(puzzle: Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Job> {
-        if !puzzle.is_undirected() {
-            anyhow::bail!(
-                "'{}': directed generator sets are not supported yet (every move needs its inverse among the moves)",
-                puzzle.spec
-            );
-        }
         let space = match &puzzle.coding {
             None => Space::Blocks(plan_blocks(&puzzle, shard_pieces)?),
             Some(_) => Space::Coded(plan_codec(&puzzle, shard_pieces)?),
@@ -66,6 +64,7 @@ impl Job {
             Some(_) => coded_reachable(&puzzle, group_order),
         };
         Ok(Job {
+            directed: !puzzle.is_undirected(),
             puzzle,
             space,
             group_order,

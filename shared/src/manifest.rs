@@ -30,6 +30,19 @@ pub enum KeepLevels {
     Last2,
 }
 
+impl KeepLevels {
+    /// Refuses a retention that would delete levels `job` still reads.
+    pub fn check_for(self, job: &Job) -> anyhow::Result<()> {
+        if job.directed && self == KeepLevels::Last2 {
+            anyhow::bail!(
+                "'{}' has directed generators: every earlier level is read again to tell new states from seen ones, so --keep-levels last2 cannot be used",
+                job.puzzle.spec
+            );
+        }
+        Ok(())
+    }
+}
+
 impl std::str::FromStr for KeepLevels {
     type Err = String;
     fn from_str(s: &str) -> Result<KeepLevels, String> {

@@ -14,7 +14,8 @@ use std::path::Path;
 pub struct AntipodeRecord {
     /// Piece labels slot by slot (row-major for grids).
     pub state: Vec<String>,
-    /// Moves, space-separated, that take this state back to solved.
+    /// Moves, space-separated, that take this state back to solved; for a
+    /// directed graph (`directed`), the moves that build it from solved.
     pub word: String,
 }
 
@@ -43,6 +44,10 @@ pub struct RunResult {
     pub shard_pieces: usize,
     pub shards: u64,
     pub generators: usize,
+    /// True for a directed generator set: distances are lengths of words
+    /// from solved, and antipode words build the state.
+    #[serde(default)]
+    pub directed: bool,
     /// Neighbour evaluations (table lookups) the kernel performed.
     pub evaluations: u64,
     /// Blocks expanded top-down and bottom-up.
@@ -81,6 +86,7 @@ impl RunResult {
             shard_pieces: job.space.shard_pieces(),
             shards: job.space.shards(),
             generators: puzzle.moves.len(),
+            directed: job.directed,
             evaluations: outcome.stats.evaluations,
             top_down_blocks: outcome.stats.top_down_blocks,
             bottom_up_blocks: outcome.stats.bottom_up_blocks,
@@ -108,13 +114,19 @@ impl RunResult {
         let last = self.depths.last().copied().unwrap_or(0);
         let _ = writeln!(
             out,
-            "{} ({}): {} state(s) at depth {}; the first {} in rank order, each with a shortest solving word.\n",
+            "{} ({}): {} state(s) at depth {}; the first {} in rank order, each with a shortest {}.\n",
             self.puzzle,
             self.metric,
             last,
             self.diameter,
-            self.antipodes.len()
+            self.antipodes.len(),
+            if self.directed {
+                "word from solved (directed generators)"
+            } else {
+                "solving word"
+            }
         );
+        let label = if self.directed { "from solved" } else { "solve" };
         for (i, a) in self.antipodes.iter().enumerate() {
             let _ = writeln!(out, "#{}", i + 1);
             let _ = writeln!(out, "{}", puzzle.render_slots(&a.state));
@@ -125,7 +137,7 @@ impl RunResult {
             } else {
                 &a.word
             };
-            let _ = writeln!(out, "solve: {}\n", word);
+            let _ = writeln!(out, "{}: {}\n", label, word);
         }
         out
     }

@@ -4,10 +4,10 @@
 //! counting identities.
 
 use cayley_shared::engine::SearchOutcome;
-use cayley_tests::engine::{assert_words_solve, run_complete};
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_tests::cube::{corner_twist_moves, cube_sticker_generators, cube_tws};
+use cayley_tests::engine::{assert_words_solve, run_complete};
 use cayley_tests::{bfs_counts, grid_adjacency, loopover_generators, reference_bfs, test_dir};
 
 fn run(spec: &str, metric: Metric, shard_pieces: Option<usize>, antipodes: usize) -> (Job, SearchOutcome) {

@@ -131,24 +131,32 @@ impl TaskRunner {
         let scratch = self.scratch_path(level, shard);
         let mut plane =
             PlaneMut::create(&scratch, self.ctx.job.space.shard_words()).map_err(|e| scratch_error(&scratch, e))?;
-        read_frontier(&path, &self.id(level, shard), plane.words_mut()).map_err(|e| match e {
-            FormatError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                TaskError::CorruptInput {
-                    level,
-                    shard,
-                    message: format!("{}: missing", path.display()),
-                }
-            }
-            e if e.is_corruption() || matches!(e, FormatError::Io { .. }) => TaskError::CorruptInput {
-                level,
-                shard,
-                message: e.to_string(),
-            },
-            e => TaskError::Other(e.to_string()),
-        })?;
+        read_frontier(&path, &self.id(level, shard), plane.words_mut())
+            .map_err(|e| input_error(level, shard, &path, e))?;
         let plane = freeze_unlinked(plane, &scratch)?;
         self.cache.insert((level, shard), Arc::new(plane));
         Ok(())
+    }
+
+    /// `F_0(shard) ∪ … ∪ F_{below-1}(shard)`, read level by level into
+    /// memory (no scratch file: most of these levels are read only here).
+    fn union_of_levels(&mut self, below: u32, shard: u64) -> Result<Vec<u64>, TaskError> {
+        let words = self.ctx.job.space.shard_words();
+        let mut union = vec![0u64; words];
+        let mut buffer = vec![0u64; words];
+        for level in 0..below {
+            let bits = match self.cache.get(&(level, shard)) {
+                Some(plane) => plane.words(),
+                None => {
+                    let path = self.checkpoint.frontier_path(level, shard);
+                    read_frontier(&path, &self.id(level, shard), &mut buffer)
+                        .map_err(|e| input_error(level, shard, &path, e))?;
+                    &buffer[..]
+                }
+            };
+            union.iter_mut().zip(bits).for_each(|(u, w)| *u |= w);
+        }
+        Ok(union)
     }
 
     /// Computes `F_{from_level+1}(shard)` into scratch. `on_block` gets the
@@ -169,12 +177,21 @@ impl TaskRunner {
         if from_level > 0 {
             self.load(from_level - 1, shard)?;
         }
+        // A directed graph can reach a state again at any later depth, so
+        // "seen" is every earlier level, not just the one before.
+        let earlier = if self.ctx.job.directed && from_level > 1 {
+            Some(self.union_of_levels(from_level, shard)?)
+        } else {
+            None
+        };
         let space = &self.ctx.job.space;
         let out_scratch = self.scratch_path(from_level + 1, shard);
         let mut out =
             PlaneMut::create(&out_scratch, space.shard_words()).map_err(|e| scratch_error(&out_scratch, e))?;
         let zeros;
-        let previous = if from_level > 0 {
+        let previous = if let Some(union) = &earlier {
+            &union[..]
+        } else if from_level > 0 {
             self.cache[&(from_level - 1, shard)].words()
         } else {
             zeros = vec![0u64; space.shard_words()];
@@ -214,6 +231,26 @@ impl TaskRunner {
     /// Units of progress (blocks) in one task.
     pub fn blocks_per_task(&self) -> u64 {
         self.ctx.job.space.units_per_shard()
+    }
+}
+
+/// A level file that cannot be read as an input: missing or damaged files
+/// are reported as corrupt inputs (the coordinator recomputes them).
+fn input_error(level: u32, shard: u64, path: &Path, e: FormatError) -> TaskError {
+    match e {
+        FormatError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            TaskError::CorruptInput {
+                level,
+                shard,
+                message: format!("{}: missing", path.display()),
+            }
+        }
+        e if e.is_corruption() || matches!(e, FormatError::Io { .. }) => TaskError::CorruptInput {
+            level,
+            shard,
+            message: e.to_string(),
+        },
+        e => TaskError::Other(e.to_string()),
     }
 }
 

@@ -47,7 +47,13 @@ fn tracked_pieces_rank_partial_permutations() {
     // 6 slots, pieces 0..3 tracked, 3 identical: 6·5·4 arrangements.
     let cycle = (vec![1, 2, 3, 4, 5, 0], vec![]);
     for k in 0..=3 {
-        let c = codec(&[0, 1, 2, 3, 3, 3], &[0; 6], &[1; 6], std::slice::from_ref(&cycle), Some(k));
+        let c = codec(
+            &[0, 1, 2, 3, 3, 3],
+            &[0; 6],
+            &[1; 6],
+            std::slice::from_ref(&cycle),
+            Some(k),
+        );
         assert_eq!(c.states(), 120);
         assert_perfect(&c);
     }

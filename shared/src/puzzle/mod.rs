@@ -17,7 +17,10 @@ mod turnstyle;
 mod tws;
 mod varikon;
 
-pub use spec::{known_families, parse_puzzle, parse_puzzle_with_file, spec_file_text, SpecError};
+pub use spec::{
+    job_spec, known_families, parse_puzzle, parse_puzzle_with_file, spec_file_text, split_options, SpecError,
+    DIRECTED_FLAG,
+};
 pub use track::{split_track, TRACK_SEPARATOR, UNTRACKED_LABEL};
 
 use crate::perm::Perm;
@@ -226,6 +229,21 @@ impl Puzzle {
                 Some(next)
             }
         }
+    }
+
+    /// The state `m` takes to `state`, if `m` is legal there: one step
+    /// back along a move, for walking a directed graph back to solved.
+    pub fn apply_backwards(&self, m: &Move, state: &[u8]) -> Option<Vec<u8>> {
+        let mut back = Move::unguarded(m.name.clone(), m.perm.inverse());
+        if let (Some(coding), false) = (&self.coding, m.twist.is_empty()) {
+            back.twist = vec![0; self.slots];
+            for (s, &gained) in m.twist.iter().enumerate() {
+                let t = m.perm[s] as usize;
+                back.twist[t] = (coding.modulus[t] - gained % coding.modulus[t]) % coding.modulus[t];
+            }
+        }
+        let before = self.apply(&back, state)?;
+        self.apply(m, &before).map(|_| before)
     }
 
     /// True when `state` is the solved state.

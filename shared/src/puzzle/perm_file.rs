@@ -3,8 +3,9 @@
 //! One generator per line, `name: (1,2,3)(4,5)`, in 1-based cycle notation
 //! (commas or spaces between the points of a cycle); `#` starts a comment;
 //! blank lines are ignored. The degree is the largest point mentioned. The
-//! engine searches undirected graphs, so the inverse of every generator that
-//! is not already among them is added, named `name'`.
+//! Cayley graph is undirected: the inverse of every generator that is not
+//! already among them is added, named `name'`, unless the user asks for the
+//! directed graph (`--directed`).
 
 use super::{add_missing_inverses, number_labels, unguarded_moves, Metric, Puzzle, SpecError};
 use crate::perm::Perm;
@@ -21,7 +22,13 @@ struct Written {
 
 /// Reads `path` (unless its `text` is given) and builds the puzzle; `spec`
 /// is what the user typed.
-pub fn perm_puzzle(spec: &str, path: &str, metric: Metric, text: Option<&str>) -> Result<Puzzle, SpecError> {
+pub fn perm_puzzle(
+    spec: &str,
+    path: &str,
+    metric: Metric,
+    text: Option<&str>,
+    directed: bool,
+) -> Result<Puzzle, SpecError> {
     let text = match text {
         Some(t) => t.to_string(),
         None => read_spec_file(spec, path)?,
@@ -37,8 +44,15 @@ pub fn perm_puzzle(spec: &str, path: &str, metric: Metric, text: Option<&str>) -
             .iter()
             .map(|g| (g.name.clone(), perm_from_cycles(degree, &g.cycles))),
     );
-    add_missing_inverses(&mut moves);
-    Ok(Puzzle::permutation(spec, metric, moves, number_labels(1..=degree)))
+    if !directed {
+        add_missing_inverses(&mut moves);
+    }
+    let spec = if directed {
+        super::spec::job_spec(spec, true, None)
+    } else {
+        spec.to_string()
+    };
+    Ok(Puzzle::permutation(&spec, metric, moves, number_labels(1..=degree)))
 }
 
 /// Reads a puzzle definition file, or says why it cannot.

@@ -69,7 +69,7 @@ pub fn parse_puzzle(spec: &str, metric: Metric) -> Result<Puzzle, SpecError> {
 /// `None` for families without a file. Coordinators send this text to
 /// workers, which may not see the file at the same path.
 pub fn spec_file_text(spec: &str) -> Result<Option<String>, SpecError> {
-    let (spec, _) = split_track(spec);
+    let (spec, _, _) = split_options(spec);
     match spec.split_once(':') {
         Some((family, path)) if matches!(family.to_ascii_lowercase().as_str(), "perm" | "tws") => {
             super::perm_file::read_spec_file(spec, path).map(Some)
@@ -80,18 +80,53 @@ pub fn spec_file_text(spec: &str) -> Result<Option<String>, SpecError> {
 
 /// Like [`parse_puzzle`], with the definition file's text given instead of
 /// read from the path in the spec.
-/// A spec may end with `--track PIECES` (see [`super::track`]).
+/// A spec may end with ` --directed` and then ` --track PIECES` (see
+/// [`split_options`]).
 pub fn parse_puzzle_with_file(spec: &str, metric: Metric, file_text: Option<&str>) -> Result<Puzzle, SpecError> {
-    let (base, track) = split_track(spec);
-    let puzzle = parse_family(base, metric, file_text)?;
+    let (base, directed, track) = split_options(spec);
+    let puzzle = parse_family(base, metric, file_text, directed)?;
     match track {
         Some(list) => puzzle.tracked(&parse_track_list(&puzzle, list)?, list),
         None => Ok(puzzle),
     }
 }
 
-/// Parses a spec without tracked pieces.
-fn parse_family(spec: &str, metric: Metric, file_text: Option<&str>) -> Result<Puzzle, SpecError> {
+/// Suffix of a job's spec string for a directed generator set.
+pub const DIRECTED_FLAG: &str = " --directed";
+
+/// Splits a job's spec string into the puzzle spec, the directed flag and
+/// the tracked-pieces list. The options ride in the spec string so that
+/// workers and `resume` rebuild exactly the same puzzle from it.
+pub fn split_options(spec: &str) -> (&str, bool, Option<&str>) {
+    let (rest, track) = split_track(spec);
+    match rest.strip_suffix(DIRECTED_FLAG.trim_start()) {
+        Some(base) if base.ends_with(' ') => (base.trim(), true, track),
+        _ => (rest, false, track),
+    }
+}
+
+/// The spec string of a job from its parts (the inverse of [`split_options`]).
+pub fn job_spec(puzzle: &str, directed: bool, track: Option<&str>) -> String {
+    let mut spec = puzzle.trim().to_string();
+    if directed {
+        spec.push_str(DIRECTED_FLAG);
+    }
+    if let Some(list) = track {
+        spec.push_str(super::TRACK_SEPARATOR);
+        spec.push_str(list.trim());
+    }
+    spec
+}
+
+/// Parses a spec without its options.
+fn parse_family(spec: &str, metric: Metric, file_text: Option<&str>, directed: bool) -> Result<Puzzle, SpecError> {
+    let family = spec.split_once(':').map_or(spec, |(f, _)| f).to_ascii_lowercase();
+    if directed && family != "perm" {
+        return Err(SpecError::BadArgument {
+            spec: spec.to_string(),
+            why: "--directed applies to perm: files; the other families' moves come with their inverses".into(),
+        });
+    }
     let (family, args) = spec.split_once(':').unwrap_or((spec, ""));
     match family.to_ascii_lowercase().as_str() {
         "loopover" => {
@@ -110,7 +145,7 @@ fn parse_family(spec: &str, metric: Metric, file_text: Option<&str>) -> Result<P
         // Number 1 is pinned, so N − 1 points are ranked.
         "turnstyle" => Ok(turnstyle(parse_circle(spec, args, 1, MAX_RANKED_POINTS)?, metric)),
         "turnstyle-cayley" => Ok(turnstyle_cayley(parse_circle(spec, args, 0, MAX_POINTS)?, metric)),
-        "perm" => perm_puzzle(spec, args, metric, file_text),
+        "perm" => perm_puzzle(spec, args, metric, file_text, directed),
         "tws" => tws_puzzle(spec, args, metric, file_text),
         _ => Err(SpecError::UnknownFamily {
             spec: spec.to_string(),
