@@ -8,7 +8,7 @@ use cayley_shared::job::Job;
 use cayley_shared::perm::Perm;
 use cayley_shared::puzzle::{from_generators, parse_puzzle, Metric};
 use cayley_tests::engine::run_complete;
-use cayley_tests::{bfs_counts, cayley, read_json, reference_bfs, stderr_text, test_dir};
+use cayley_tests::{bfs_counts, cayley, cayley_env, read_json, reference_bfs, stderr_text, test_dir};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -148,4 +148,35 @@ fn directed_jobs_run_through_workers_and_refuse_last2() {
         "{}",
         stderr_text(&o)
     );
+}
+
+#[test]
+fn a_directed_tracked_job_stopped_by_a_full_disk_resumes_to_the_same_table() {
+    // The options ride in the job's spec string, so `resume` rebuilds the
+    // same directed coset space from manifest.json alone.
+    let dir = test_dir();
+    let gens: Vec<Vec<u8>> = vec![(1..9).chain([0]).collect(), vec![1, 0, 2, 3, 4, 5, 6, 7, 8]];
+    let path = dir.path().join("s9.txt");
+    std::fs::write(&path, "g1: (1,2,3,4,5,6,7,8,9)\ng2: (1,2)\n").unwrap();
+    let spec = format!("perm:{}", path.display());
+    let (ck, out) = (dir.path().join("ck"), dir.path().join("out"));
+    let (ck, out) = (ck.to_str().unwrap(), out.to_str().unwrap());
+    let run = [
+        "run", &spec, "--directed", "--track", "1-3", "--shard-pieces", "2", "--checkpoint-dir", ck, "--out", out, "-q",
+    ];
+    let o = cayley_env(&run, &[("CAYLEY_FAULT_DISK_FULL", "6:5")]);
+    assert!(!o.status.success(), "the injected full disk went unnoticed");
+    assert!(stderr_text(&o).contains("disk full"), "{}", stderr_text(&o));
+    let o = cayley(&["resume", ck, "--out", out, "-q"]);
+    assert!(o.status.success(), "{}", stderr_text(&o));
+    let json = read_json(&std::path::Path::new(out).join("result.json")).unwrap();
+    assert_eq!(json["puzzle"], format!("{} --directed --track 1-3", spec));
+    let depths: Vec<u64> = json["depths"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let expected = bfs_counts(vec![0u8, 1, 2], |places| {
+        gens.iter()
+            .map(|g| places.iter().map(|&s| g[s as usize]).collect())
+            .collect()
+    });
+    assert_eq!(expected.iter().sum::<u64>(), 9 * 8 * 7);
+    assert_eq!(depths, expected);
 }
