@@ -37,6 +37,9 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
             None => println!("  {:<8} {}{}", m.name, m.perm, twist),
         }
     }
+    if !p.is_undirected() {
+        println!("graph        directed: depth = length of the shortest word from solved");
+    }
     // Exact at any size, so puzzles too large to search still get their order.
     let (generators, points) = p.point_generators();
     let order = group_order_exact(points, &generators);

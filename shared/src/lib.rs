@@ -44,5 +44,7 @@ pub mod proto {
     tonic::include_proto!("cayley.v1");
 
     /// Protocol version; coordinator and worker must agree exactly.
-    pub const PROTOCOL_VERSION: u32 = 1;
+    /// Version 2: job specs may carry ` --directed` and ` --track LIST`, and
+    /// coded puzzles (identical or oriented pieces) are searched.
+    pub const PROTOCOL_VERSION: u32 = 2;
 }
