@@ -14,6 +14,7 @@ mod status;
 use clap::Parser;
 
 fn main() {
+    quiet_on_closed_stdout();
     let cli = cli::Cli::parse();
     if std::env::var_os("CAYLEY_LOG").is_some() {
         tracing_subscriber::fmt()
@@ -33,4 +34,23 @@ fn main() {
         eprintln!("error: {:#}", err);
         std::process::exit(1);
     }
+}
+
+/// `cayley info … | head` closes stdout early; `println!` then panics with
+/// "Broken pipe". Like any Unix filter, stop quietly instead (status 141,
+/// as if killed by SIGPIPE); every other panic keeps the default report.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
 }

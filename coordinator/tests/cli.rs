@@ -113,3 +113,36 @@ fn help_documents_every_run_flag() {
         assert!(text.contains(flag), "{} missing from help", flag);
     }
 }
+
+#[test]
+fn a_closed_stdout_stops_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    // 400 generators of 60-cycles: `info` prints far more than a pipe holds.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("many.txt");
+    let text: String = (0..400)
+        .map(|k| {
+            let cycle: Vec<String> = (0..60).map(|i| ((i * 7 + k) % 64 + 1).to_string()).collect();
+            format!("g{}: ({})\n", k, cycle.join(" "))
+        })
+        .collect();
+    std::fs::write(&file, text).unwrap();
+    let spec = format!("perm:{}", file.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cayley"))
+        .args(["info", &spec])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one byte and hang up, as `| head -c1` would.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut byte = [0u8; 1];
+    stdout.read_exact(&mut byte).unwrap();
+    drop(stdout);
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{}", err);
+    assert_eq!(status.code(), Some(141), "{}", err);
+}

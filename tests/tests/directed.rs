@@ -162,7 +162,18 @@ fn a_directed_tracked_job_stopped_by_a_full_disk_resumes_to_the_same_table() {
     let (ck, out) = (dir.path().join("ck"), dir.path().join("out"));
     let (ck, out) = (ck.to_str().unwrap(), out.to_str().unwrap());
     let run = [
-        "run", &spec, "--directed", "--track", "1-3", "--shard-pieces", "2", "--checkpoint-dir", ck, "--out", out, "-q",
+        "run",
+        &spec,
+        "--directed",
+        "--track",
+        "1-3",
+        "--shard-pieces",
+        "2",
+        "--checkpoint-dir",
+        ck,
+        "--out",
+        out,
+        "-q",
     ];
     let o = cayley_env(&run, &[("CAYLEY_FAULT_DISK_FULL", "6:5")]);
     assert!(!o.status.success(), "the injected full disk went unnoticed");
@@ -171,7 +182,12 @@ fn a_directed_tracked_job_stopped_by_a_full_disk_resumes_to_the_same_table() {
     assert!(o.status.success(), "{}", stderr_text(&o));
     let json = read_json(&std::path::Path::new(out).join("result.json")).unwrap();
     assert_eq!(json["puzzle"], format!("{} --directed --track 1-3", spec));
-    let depths: Vec<u64> = json["depths"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let depths: Vec<u64> = json["depths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
     let expected = bfs_counts(vec![0u8, 1, 2], |places| {
         gens.iter()
             .map(|g| places.iter().map(|&s| g[s as usize]).collect())
