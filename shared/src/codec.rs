@@ -54,6 +54,8 @@ struct ImpliedTwist {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Codec {
     slots: usize,
+    /// Number of class ids (`max class + 1`).
+    class_count: usize,
     classes: Vec<ClassDigit>,
     /// Ranked twist digits: (slot, modulus), in rank order.
     twists: Vec<(u8, u8)>,
@@ -166,6 +168,7 @@ impl Codec {
         }
         let mut codec = Codec {
             slots: n,
+            class_count,
             classes,
             twists,
             implied,
@@ -222,8 +225,16 @@ impl Codec {
 
     /// Rank of a state given as slot classes and slot twists.
     pub fn rank(&self, cells: &[u8], twists: &[u8]) -> u64 {
-        let mut masks = [0u64; MAX_CODED_SLOTS];
-        for (slot, &class) in cells.iter().enumerate() {
+        self.rank_with(cells, twists, &mut [0u64; MAX_CODED_SLOTS])
+    }
+
+    /// [`Codec::rank`] with a caller's scratch array (the kernel ranks in its
+    /// inner loop; clearing a fresh 512-byte array per call showed up in
+    /// profiles).
+    #[inline]
+    pub fn rank_with(&self, cells: &[u8], twists: &[u8], masks: &mut [u64; MAX_CODED_SLOTS]) -> u64 {
+        masks[..self.class_count].fill(0);
+        for (slot, &class) in cells[..self.slots].iter().enumerate() {
             masks[class as usize] |= 1 << slot;
         }
         let mut rank = 0u64;
@@ -232,22 +243,31 @@ impl Codec {
             let free = digit.orbit & !taken;
             let mask = masks[digit.class as usize] & digit.orbit;
             taken |= mask;
-            let mut value = 0u64;
-            let mut bits = mask;
-            let mut i = 1;
-            while bits != 0 {
-                let slot = bits.trailing_zeros();
-                let position = (free & ((1u64 << slot) - 1)).count_ones();
-                value += self.binomials.get(position, i);
-                i += 1;
-                bits &= bits - 1;
-            }
-            rank = rank * digit.radix + value;
+            rank = rank * digit.radix + self.combination_rank(mask, free);
         }
         for &(slot, modulus) in &self.twists {
             rank = rank * modulus as u64 + twists[slot as usize] as u64;
         }
         rank
+    }
+
+    /// Colex rank of the slots `mask` among the slots `free`.
+    #[inline]
+    fn combination_rank(&self, mask: u64, free: u64) -> u64 {
+        if mask & mask.wrapping_sub(1) == 0 {
+            // One piece: its position among the free slots.
+            return (free & mask.wrapping_sub(1)).count_ones() as u64;
+        }
+        let mut value = 0u64;
+        let mut bits = mask;
+        let mut i = 1;
+        while bits != 0 {
+            let position = (free & ((1u64 << bits.trailing_zeros()) - 1)).count_ones();
+            value += self.binomials.get(position, i);
+            i += 1;
+            bits &= bits - 1;
+        }
+        value
     }
 
     /// The state with rank `rank`, written into `cells` and `twists` (both
@@ -288,6 +308,11 @@ impl Codec {
 
     /// The slots (a subset of `free` of `count` slots) with colex rank `value`.
     fn unrank_combination(&self, mut value: u64, free: u64, count: u32) -> u64 {
+        if count == 1 {
+            // A single piece (the common, tracked case): the digit is its
+            // position among the free slots.
+            return 1 << crate::rank::select_bit(free, value as u32);
+        }
         let mut mask = 0u64;
         let mut position = free.count_ones();
         for i in (1..=count).rev() {
@@ -335,16 +360,7 @@ impl Codec {
         for (digit, &mask) in self.classes.iter().zip(masks) {
             let free = digit.orbit & !taken;
             taken |= mask;
-            let mut value = 0;
-            let mut bits = mask;
-            let mut i = 1;
-            while bits != 0 {
-                let position = (free & ((1u64 << bits.trailing_zeros()) - 1)).count_ones();
-                value += self.binomials.get(position, i);
-                i += 1;
-                bits &= bits - 1;
-            }
-            shard = shard * digit.radix + value;
+            shard = shard * digit.radix + self.combination_rank(mask, free);
         }
         shard
     }

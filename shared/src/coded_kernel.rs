@@ -128,6 +128,8 @@ impl CodedMoves {
 struct State {
     cells: [u8; MAX_CODED_SLOTS],
     twists: [u8; MAX_CODED_SLOTS],
+    /// Scratch for ranking.
+    masks: [u64; MAX_CODED_SLOTS],
 }
 
 impl State {
@@ -135,6 +137,7 @@ impl State {
         State {
             cells: [0; MAX_CODED_SLOTS],
             twists: [0; MAX_CODED_SLOTS],
+            masks: [0; MAX_CODED_SLOTS],
         }
     }
 
@@ -160,9 +163,9 @@ pub struct CodedTask<'a> {
 }
 
 impl CodedTask<'_> {
-    fn rank_in(&self, state: &State) -> (u64, u64) {
-        let n = self.codec.slots();
-        self.codec.split(self.codec.rank(&state.cells[..n], &state.twists[..n]))
+    fn rank_in(&self, state: &mut State) -> (u64, u64) {
+        self.codec
+            .split(self.codec.rank_with(&state.cells, &state.twists, &mut state.masks))
     }
 
     fn unrank_into(&self, shard: u64, index: u64, state: &mut State) {
@@ -239,7 +242,7 @@ fn bottom_up(pass: &Pass, out: &mut [u64]) -> TaskStats {
                     if !x.allows(inv) {
                         continue;
                     }
-                    let (xs, xi) = task.rank_in(&x);
+                    let (xs, xi) = task.rank_in(&mut x);
                     debug_assert_eq!(xs, src);
                     if task.frontier_of(xs)[(xi / 64) as usize] >> (xi % 64) & 1 == 1 {
                         hits |= 1 << b;
@@ -291,7 +294,7 @@ fn top_down(pass: &Pass, out: &mut [u64]) -> TaskStats {
                         for mv in moves.iter().filter(|mv| x.allows(mv)) {
                             task.moves.apply(mv, &x, &mut y);
                             applied += 1;
-                            let (ys, yi) = task.rank_in(&y);
+                            let (ys, yi) = task.rank_in(&mut y);
                             debug_assert_eq!(ys, task.shard);
                             marks[(yi / 64) as usize].fetch_or(1 << (yi % 64), Ordering::Relaxed);
                         }
