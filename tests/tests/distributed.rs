@@ -1,7 +1,10 @@
 //! The cluster path with real processes on 127.0.0.1: `cayley serve` plus
-//! `cayley-worker`s. Tables are checked against ../shared/reference/published.md.
+//! `cayley-worker`s. Tables are checked against ../shared/reference/published.md
+//! or the independent hash-set BFS of `cayley_tests`.
 
+use cayley_tests::cube::{cube_sticker_generators, cube_tws};
 use cayley_tests::procs::{start_worker, wait_until, worker_output, Coordinator};
+use cayley_tests::{bfs_counts, loopover_generators, reference_bfs};
 use std::time::Duration;
 
 const LOOPOVER_2X5: [u64; 13] = [
@@ -211,4 +214,42 @@ fn a_worker_that_cannot_read_the_checkpoint_leaves_and_the_others_finish() {
     let (ok, err) = worker_output(good, LONG);
     assert!(ok, "{}", err);
     assert_eq!(coordinator.finish(LONG), LOOPOVER_3X3);
+}
+
+#[test]
+fn coded_jobs_run_on_worker_processes() {
+    // An oriented .tws file the workers cannot see (2×2×2, U and R quarter
+    // turns), cut into many shards: the table of the independent BFS over
+    // sticker permutations.
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("coordinator-home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("ur.tws"), cube_tws(2, "UR")).unwrap();
+    let coordinator = Coordinator::start_in(
+        dir.path(),
+        &home,
+        "tws:ur.tws",
+        TOKEN,
+        &["--metric", "stm", "--shard-pieces", "3"],
+    );
+    let workers: Vec<_> = (0..2)
+        .map(|_| start_worker(&coordinator.url, TOKEN, dir.path(), 1))
+        .collect();
+    for worker in workers {
+        let (ok, err) = worker_output(worker, LONG);
+        assert!(ok, "{}", err);
+    }
+    assert_eq!(
+        coordinator.finish(LONG),
+        reference_bfs(&cube_sticker_generators(2, "UR", false))
+    );
+    // Tracked pieces travel in the job's spec string to the workers.
+    let depths = run_with_workers("loopover:3x3", 2, &["--track", "1-4", "--shard-pieces", "2"]);
+    let gens = loopover_generators(3, 3, false);
+    let expected = bfs_counts(vec![0u8, 1, 2, 3], |places| {
+        gens.iter()
+            .map(|g| places.iter().map(|&s| g[s as usize]).collect())
+            .collect()
+    });
+    assert_eq!(depths, expected);
 }
