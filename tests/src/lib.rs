@@ -54,6 +54,19 @@ pub fn reference_bfs(generators: &[Vec<u8>]) -> Vec<u64> {
     })
 }
 
+/// Depth counts of the places of the pieces that start on slots `tracked`
+/// under slot permutations applied as given (so directed when the
+/// generators are), by plain BFS over the tuple of their slots: the coset
+/// space of a partial puzzle.
+pub fn reference_tracked_bfs(generators: &[Vec<u8>], tracked: &[u8]) -> Vec<u64> {
+    bfs_counts(tracked.to_vec(), |places| {
+        generators
+            .iter()
+            .map(|g| places.iter().map(|&s| g[s as usize]).collect())
+            .collect()
+    })
+}
+
 /// Depth counts of a one-blank sliding puzzle on any cell graph, written
 /// from the rules alone: a state lists the tile in each cell (0 = empty),
 /// a move swaps the empty cell with a neighbouring cell. Start: tiles

@@ -8,24 +8,12 @@ use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_tests::cube::{corner_twist_moves, cube_sticker_generators, cube_tws};
 use cayley_tests::engine::{assert_words_solve, run_complete};
-use cayley_tests::{bfs_counts, grid_adjacency, loopover_generators, reference_bfs, test_dir};
+use cayley_tests::{bfs_counts, grid_adjacency, loopover_generators, reference_bfs, reference_tracked_bfs, test_dir};
 
 fn run(spec: &str, metric: Metric, shard_pieces: Option<usize>, antipodes: usize) -> (Job, SearchOutcome) {
     let (job, outcome) = run_complete(parse_puzzle(spec, metric).unwrap(), shard_pieces, antipodes);
     assert!(!outcome.antipodes.is_empty() || antipodes == 0);
     (job, outcome)
-}
-
-/// Depth counts of the places of `tracked` pieces under slot permutations,
-/// by plain BFS over the tuple of their slots.
-fn tracked_reference(generators: &[Vec<u8>], tracked: &[usize]) -> Vec<u64> {
-    let start: Vec<u8> = tracked.iter().map(|&p| p as u8).collect();
-    bfs_counts(start, |places| {
-        generators
-            .iter()
-            .map(|g| places.iter().map(|&s| g[s as usize]).collect())
-            .collect()
-    })
 }
 
 fn falling(n: u64, k: u64) -> u64 {
@@ -37,7 +25,7 @@ fn tracked_loopover_matches_a_bfs_over_the_tracked_places() {
     // loopover:3x3 moves are 3-cycles (the group is A9, 7-transitive), so
     // 4 tracked pieces reach all 9·8·7·6 placements.
     let gens = loopover_generators(3, 3, false);
-    let expected = tracked_reference(&gens, &[0, 1, 2, 3]);
+    let expected = reference_tracked_bfs(&gens, &[0, 1, 2, 3]);
     assert_eq!(expected.iter().sum::<u64>(), falling(9, 4));
     for k in [None, Some(0), Some(2), Some(4)] {
         let (job, outcome) = run("loopover:3x3 --track 1-4", Metric::Mtm, k, 4);
@@ -52,16 +40,16 @@ fn the_issue_example_shape_tracked_4x4_loopover() {
     // `loopover:4x4 --track 1-8` has 16!/8! states (a benchmark); the same
     // coset shape with 4 tracked pieces: 16·15·14·13.
     let gens = loopover_generators(4, 4, false);
-    for (list, tracked) in [("1-4", vec![0, 1, 2, 3]), ("1,6,11,16", vec![0, 5, 10, 15])] {
+    for (list, tracked) in [("1-4", vec![0u8, 1, 2, 3]), ("1,6,11,16", vec![0u8, 5, 10, 15])] {
         let (job, outcome) = run(&format!("loopover:4x4 --track {}", list), Metric::Mtm, None, 3);
-        assert_eq!(outcome.depths, tracked_reference(&gens, &tracked));
+        assert_eq!(outcome.depths, reference_tracked_bfs(&gens, &tracked));
         assert_eq!(outcome.depths.iter().sum::<u64>(), falling(16, 4));
         assert_words_solve(&job, &outcome);
     }
     let (_, stm) = run("loopover:2x4 --track 1,2,8", Metric::Stm, Some(1), 0);
     assert_eq!(
         stm.depths,
-        tracked_reference(&loopover_generators(2, 4, true), &[0, 1, 7])
+        reference_tracked_bfs(&loopover_generators(2, 4, true), &[0, 1, 7])
     );
 }
 

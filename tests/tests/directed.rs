@@ -8,7 +8,9 @@ use cayley_shared::job::Job;
 use cayley_shared::perm::Perm;
 use cayley_shared::puzzle::{from_generators, parse_puzzle, Metric};
 use cayley_tests::engine::run_complete;
-use cayley_tests::{bfs_counts, cayley, cayley_env, read_json, reference_bfs, stderr_text, test_dir};
+use cayley_tests::{
+    cayley, cayley_env, json_u64s, read_json, reference_bfs, reference_tracked_bfs, stderr_text, test_dir,
+};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -86,11 +88,7 @@ fn directed_perm_file_and_its_tracked_coset_space() {
     // Tracking pieces 1 and 2 of the directed graph: BFS over their places.
     let tracked = format!("{} --track 1,2", spec);
     let (job, outcome) = run_complete(parse_puzzle(&tracked, Metric::Mtm).unwrap(), None, 3);
-    let expected = bfs_counts(vec![0u8, 1], |places| {
-        gens.iter()
-            .map(|g| places.iter().map(|&s| g[s as usize]).collect())
-            .collect()
-    });
+    let expected = reference_tracked_bfs(&gens, &[0u8, 1]);
     assert_eq!(outcome.depths, expected);
     assert_eq!(outcome.depths.iter().sum::<u64>(), 20);
     words_build_states(&job, &outcome);
@@ -125,12 +123,7 @@ fn directed_jobs_run_through_workers_and_refuse_last2() {
     ]);
     assert!(o.status.success(), "{}", stderr_text(&o));
     let json = read_json(&out.join("result.json")).unwrap();
-    let depths: Vec<u64> = json["depths"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap())
-        .collect();
+    let depths = json_u64s(&json["depths"]);
     assert_eq!(depths, reference_bfs(&gens));
     assert_eq!(json["directed"], true);
     assert_eq!(json["complete"], true);
@@ -182,17 +175,8 @@ fn a_directed_tracked_job_stopped_by_a_full_disk_resumes_to_the_same_table() {
     assert!(o.status.success(), "{}", stderr_text(&o));
     let json = read_json(&std::path::Path::new(out).join("result.json")).unwrap();
     assert_eq!(json["puzzle"], format!("{} --directed --track 1-3", spec));
-    let depths: Vec<u64> = json["depths"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap())
-        .collect();
-    let expected = bfs_counts(vec![0u8, 1, 2], |places| {
-        gens.iter()
-            .map(|g| places.iter().map(|&s| g[s as usize]).collect())
-            .collect()
-    });
+    let depths = json_u64s(&json["depths"]);
+    let expected = reference_tracked_bfs(&gens, &[0u8, 1, 2]);
     assert_eq!(expected.iter().sum::<u64>(), 9 * 8 * 7);
     assert_eq!(depths, expected);
 }

@@ -4,7 +4,7 @@
 
 use cayley_tests::cube::{cube_sticker_generators, cube_tws};
 use cayley_tests::procs::{start_worker, wait_until, worker_output, Coordinator};
-use cayley_tests::{bfs_counts, loopover_generators, reference_bfs};
+use cayley_tests::{loopover_generators, reference_bfs, reference_tracked_bfs};
 use std::time::Duration;
 
 const LOOPOVER_2X5: [u64; 13] = [
@@ -246,10 +246,6 @@ fn coded_jobs_run_on_worker_processes() {
     // Tracked pieces travel in the job's spec string to the workers.
     let depths = run_with_workers("loopover:3x3", 2, &["--track", "1-4", "--shard-pieces", "2"]);
     let gens = loopover_generators(3, 3, false);
-    let expected = bfs_counts(vec![0u8, 1, 2, 3], |places| {
-        gens.iter()
-            .map(|g| places.iter().map(|&s| g[s as usize]).collect())
-            .collect()
-    });
+    let expected = reference_tracked_bfs(&gens, &[0u8, 1, 2, 3]);
     assert_eq!(depths, expected);
 }
