@@ -10,7 +10,7 @@ use crate::kernel::{expand_shard, Frontier, TaskInputs, TaskStats};
 use crate::layout::Layout;
 use crate::lowtable::LowTable;
 use crate::space::Space;
-use crate::transition::{PreparedMoves, ShardTransitions, NO_SOURCE};
+use crate::transition::{PreparedMoves, ShardTransitions};
 use anyhow::Context;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -173,13 +173,8 @@ impl SearchContext {
     pub fn source_shards(&self, shard: u64) -> BTreeSet<u64> {
         let mut sources = BTreeSet::from([shard]);
         match (&self.job.space, &self.kernel) {
-            (Space::Blocks(layout), _) => {
-                let transitions = self.transitions(layout, shard);
-                for i in 0..layout.blocks_per_shard() as usize {
-                    for t in transitions.of_block(i).iter().filter(|t| t.src_block != NO_SOURCE) {
-                        sources.insert(layout.shard_of_block(t.src_block));
-                    }
-                }
+            (Space::Blocks(layout), KernelData::Blocks { moves, .. }) => {
+                sources.extend(moves.source_shards(layout, shard));
             }
             (Space::Coded(codec), KernelData::Coded(moves)) => sources.extend(moves.source_shards(codec, shard)),
             _ => unreachable!("the kernel data matches the space"),

@@ -13,7 +13,7 @@ use crate::layout::Layout;
 use crate::lowtable::LowTable;
 use crate::perm::Perm;
 use crate::puzzle::{Guard, Puzzle};
-use crate::rank::rank_perm;
+use crate::rank::{rank_perm, rank_prefix, unrank_prefix};
 
 /// Marks a move that is illegal for every state of the target block.
 pub const NO_SOURCE: u64 = u64::MAX;
@@ -54,6 +54,26 @@ impl PreparedMoves {
     /// True when there are no moves.
     pub fn is_empty(&self) -> bool {
         self.inverses.is_empty()
+    }
+
+    /// The shard holding the predecessors of `shard`'s states under each
+    /// move: the shard key's slots mapped back by the move. Cheaper than
+    /// building the shard's transitions; a guard can only rule a move out,
+    /// so this is a superset of the shards the transitions name.
+    pub fn source_shards(&self, layout: &Layout, shard: u64) -> Vec<u64> {
+        let k = layout.shard_pieces;
+        let mut key = [0u8; 64];
+        unrank_prefix(shard, layout.pieces, k, &mut key);
+        self.inverses
+            .iter()
+            .map(|h| {
+                let mut mapped = [0u8; 64];
+                for (m, &slot) in mapped.iter_mut().zip(&key[..k]) {
+                    *m = h[slot as usize];
+                }
+                rank_prefix(&mapped[..k], layout.pieces).0
+            })
+            .collect()
     }
 }
 
@@ -159,6 +179,39 @@ mod tests {
             images.swap(i, j);
         }
         Perm::from_images(images).unwrap()
+    }
+
+    #[test]
+    fn source_shards_cover_the_transitions() {
+        for (spec, k) in [("loopover:2x5", 2), ("loopover:3x3", 1), ("sliding:3x3", 2)] {
+            let puzzle = crate::puzzle::parse_puzzle(spec, crate::puzzle::Metric::Mtm).unwrap();
+            let layout = Layout::plan(
+                puzzle.slots,
+                puzzle.all_moves_even(),
+                puzzle.guarded_pieces().len(),
+                Some(k),
+            )
+            .unwrap();
+            let table = cached_table(layout.low_pieces, layout.even);
+            let moves = PreparedMoves::new(&puzzle);
+            for shard in 0..layout.shards() {
+                let sources = moves.source_shards(&layout, shard);
+                let trans = ShardTransitions::build(&layout, &table, &moves, shard);
+                for i in 0..layout.blocks_per_shard() as usize {
+                    for (g, t) in trans.of_block(i).iter().enumerate() {
+                        if t.src_block != NO_SOURCE {
+                            assert_eq!(
+                                layout.shard_of_block(t.src_block),
+                                sources[g],
+                                "{} shard {}",
+                                spec,
+                                shard
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 
     proptest! {
