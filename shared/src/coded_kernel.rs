@@ -11,7 +11,7 @@
 
 use crate::codec::{Codec, MAX_CODED_SLOTS};
 use crate::kernel::TaskStats;
-use crate::puzzle::Puzzle;
+use crate::puzzle::{Move, Puzzle};
 use crate::space::CODED_UNIT_STATES;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,24 +45,19 @@ impl CodedMoves {
         let modulus = coding.modulus.clone();
         let mut forward = Vec::new();
         let mut inverse = Vec::new();
+        // Twists as full per-slot arrays (zero when a move has none).
+        let twist_of = |m: &Move| -> Vec<u8> { (0..n).map(|s| m.twist.get(s).copied().unwrap_or(0)).collect() };
         for m in &puzzle.moves {
-            let twist: Vec<u8> = (0..n).map(|s| m.twist.get(s).copied().unwrap_or(0)).collect();
             let guard = m.guard.map(|g| (g.piece as u8, g.slot as u8));
-            let mut back = vec![0u8; n];
-            let mut untwist = vec![0u8; n];
-            for (s, &gained) in twist.iter().enumerate() {
-                let t = m.perm[s] as usize;
-                back[t] = s as u8;
-                untwist[t] = (modulus[t] - gained % modulus[t]) % modulus[t];
-            }
+            let back = m.undoing(Some(&modulus));
             forward.push(CodedMove {
                 to: m.perm.images().to_vec(),
-                twist,
+                twist: twist_of(m),
                 guard,
             });
             inverse.push(CodedMove {
-                to: back,
-                twist: untwist,
+                to: back.perm.images().to_vec(),
+                twist: twist_of(&back),
                 guard,
             });
         }

@@ -89,6 +89,21 @@ pub struct Move {
 }
 
 impl Move {
+    /// The unguarded move that undoes this one: the inverse permutation,
+    /// taking back from each piece the twist it gained (`modulus` per slot,
+    /// needed only when the move twists).
+    pub fn undoing(&self, modulus: Option<&[u8]>) -> Move {
+        let mut back = Move::unguarded(self.name.clone(), self.perm.inverse());
+        if let (Some(modulus), false) = (modulus, self.twist.is_empty()) {
+            back.twist = vec![0; self.perm.degree()];
+            for (s, &gained) in self.twist.iter().enumerate() {
+                let t = self.perm[s] as usize;
+                back.twist[t] = (modulus[t] - gained % modulus[t]) % modulus[t];
+            }
+        }
+        back
+    }
+
     /// A move legal everywhere, without twists.
     pub fn unguarded(name: String, perm: Perm) -> Move {
         Move {
@@ -234,15 +249,8 @@ impl Puzzle {
     /// The state `m` takes to `state`, if `m` is legal there: one step
     /// back along a move, for walking a directed graph back to solved.
     pub fn apply_backwards(&self, m: &Move, state: &[u8]) -> Option<Vec<u8>> {
-        let mut back = Move::unguarded(m.name.clone(), m.perm.inverse());
-        if let (Some(coding), false) = (&self.coding, m.twist.is_empty()) {
-            back.twist = vec![0; self.slots];
-            for (s, &gained) in m.twist.iter().enumerate() {
-                let t = m.perm[s] as usize;
-                back.twist[t] = (coding.modulus[t] - gained % coding.modulus[t]) % coding.modulus[t];
-            }
-        }
-        let before = self.apply(&back, state)?;
+        let modulus = self.coding.as_ref().map(|c| &c.modulus[..]);
+        let before = self.apply(&m.undoing(modulus), state)?;
         self.apply(m, &before).map(|_| before)
     }
 
