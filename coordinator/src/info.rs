@@ -1,16 +1,19 @@
 //! `cayley info`: what a run of a puzzle involves.
 
 use crate::cli::{InfoArgs, PuzzleArgs};
+use cayley_shared::checkpoint::KeepLevels;
 use cayley_shared::group::group_order_exact;
-use cayley_shared::job::{human_bytes, Job};
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Puzzle};
 use cayley_shared::rank::MAX_RANKED_POINTS;
+use cayley_shared::resources::{default_budget, human_bytes, requirements};
 use cayley_shared::space::Space;
+use std::path::Path;
 
 /// Parses the puzzle arguments into a planned job.
 pub fn plan_job(args: &PuzzleArgs) -> anyhow::Result<Job> {
     let puzzle = parse_puzzle(&args.spec(), args.metric)?;
-    Job::new(puzzle, args.shard_pieces)
+    Ok(Job::new(puzzle, args.shard_pieces)?.with_chunk_shards(args.chunk_shards))
 }
 
 pub fn info(args: InfoArgs) -> anyhow::Result<()> {
@@ -49,7 +52,7 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
     }
     let searchable = p.coding.is_some() || p.slots <= MAX_RANKED_POINTS;
     let job = match Job::new(puzzle, args.puzzle.shard_pieces) {
-        Ok(job) => job,
+        Ok(job) => job.with_chunk_shards(args.puzzle.chunk_shards),
         // Too large: the group part above is the answer.
         Err(e) if !searchable => {
             println!("search       {:#}", e);
@@ -64,6 +67,8 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
         }
     }
     print_plan(&job);
+    let dir = args.checkpoint_dir.clone().unwrap_or_else(|| ".".into());
+    print_resources(&job, args.memory, &dir);
     Ok(())
 }
 
@@ -75,9 +80,8 @@ fn guard_label(p: &Puzzle, piece: usize) -> &str {
     }
 }
 
-/// The shard plan, memory and disk of a job.
+/// The shard plan of a job.
 fn print_plan(job: &Job) {
-    let req = job.requirements();
     match &job.space {
         Space::Blocks(l) => {
             println!(
@@ -112,16 +116,47 @@ fn print_plan(job: &Job) {
             );
         }
     }
-    println!("level size   {}", human_bytes(req.level_bytes));
+}
+
+/// Memory per worker, files and disk, and whether this machine can run it.
+fn print_resources(job: &Job, memory: Option<u64>, checkpoint: &Path) {
+    let req = requirements(job);
+    let budget = memory.unwrap_or_else(|| default_budget(1));
     println!(
-        "memory       {} (three live levels, low table {}, transitions {})",
-        human_bytes(req.memory_bytes),
-        human_bytes(req.table_bytes as u128),
-        human_bytes(req.transition_bytes as u128)
-    );
-    println!(
-        "scratch disk {} for the live levels, plus up to {} per earlier level kept",
-        human_bytes(req.disk_bytes),
+        "tasks        {} chunk files per level ({} shards each), {} per level raw",
+        req.chunks,
+        job.chunking.per_chunk,
         human_bytes(req.level_bytes)
     );
+    println!(
+        "memory       {} per worker here ({}); at least {} (one task: its shards' sources of {} each, plus {} of tables)",
+        human_bytes(budget as u128),
+        if memory.is_some() { "--memory" } else { "60% of the memory available" },
+        human_bytes(req.min_worker_bytes as u128),
+        human_bytes(req.shard_bytes as u128),
+        human_bytes(req.table_bytes as u128),
+    );
+    let whole_level = req.level_bytes + req.table_bytes as u128;
+    println!(
+        "             a budget of {} holds a whole level: each shard is then read once per level",
+        human_bytes(whole_level)
+    );
+    let free = fs4::available_space(checkpoint).ok();
+    for keep in [KeepLevels::All, KeepLevels::Last2] {
+        let need = req.disk_bytes(keep);
+        println!(
+            "disk         --keep-levels {:<5} about {} of checkpoint{}",
+            keep.name(),
+            human_bytes(need),
+            match free {
+                Some(f) if (f as u128) < need => format!(
+                    " - does NOT fit in {} ({} free)",
+                    checkpoint.display(),
+                    human_bytes(f as u128)
+                ),
+                Some(f) => format!(" (fits: {} free in {})", human_bytes(f as u128), checkpoint.display()),
+                None => String::new(),
+            }
+        );
+    }
 }

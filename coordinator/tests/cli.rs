@@ -61,7 +61,7 @@ fn bad_input_gives_one_clear_error_line() {
         (&["run", "loopover:axb"], "bad size"),
         (&["run", "rubik:3"], "known families: loopover"),
         (&["run", "loopover:5x5"], "states would need"),
-        (&["run", "loopover:4x4"], "too large for this machine"),
+        (&["run", "loopover:4x4"], "too large for this disk"),
         (
             &["info", "loopover:2x3", "--shard-pieces", "9"],
             "--shard-pieces 9 is out of range",
@@ -81,10 +81,10 @@ fn bad_input_gives_one_clear_error_line() {
 }
 
 #[test]
-fn oversize_refusal_names_memory_disk_and_shards() {
+fn oversize_refusal_is_about_disk_with_the_numbers() {
     let err = stderr(&cayley(&["run", "loopover:4x4"]));
     assert!(err.contains("shards"), "{}", err);
-    assert!(err.contains("memory") && err.contains("disk"), "{}", err);
+    assert!(err.contains("checkpoint disk") && err.contains("free"), "{}", err);
     assert!(err.contains("20922789888000"), "{}", err);
 }
 

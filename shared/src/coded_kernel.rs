@@ -10,9 +10,9 @@
 //! `F_d`. The cheaper estimate wins, as in the block kernel.
 
 use crate::codec::{Codec, MAX_CODED_SLOTS};
-use crate::kernel::TaskStats;
 use crate::puzzle::{Move, Puzzle};
 use crate::space::CODED_UNIT_STATES;
+use crate::task::{SourceBits, TaskStats};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -149,8 +149,8 @@ pub struct CodedTask<'a> {
     pub moves: &'a CodedMoves,
     /// Target shard `B`.
     pub shard: u64,
-    /// `F_d` of every shard (empty slices where not loaded).
-    pub frontier: &'a [&'a [u64]],
+    /// `F_d` of the source shards.
+    pub sources: &'a SourceBits<'a>,
     /// `F_{d-1}(B)` (all zero at level 0).
     pub previous: &'a [u64],
     /// `F_d(B)`.
@@ -169,9 +169,7 @@ impl CodedTask<'_> {
     }
 
     fn frontier_of(&self, shard: u64) -> &[u64] {
-        let words = self.frontier[shard as usize];
-        assert!(!words.is_empty(), "frontier shard {} was not loaded", shard);
-        words
+        self.sources.get(shard)
     }
 }
 

@@ -4,17 +4,11 @@
 
 use crate::antipodes::{find_antipodes, LevelSource, ShardWords};
 use crate::bits::{Plane, PlaneMut};
-use crate::coded_kernel::{expand_coded, CodedMoves, CodedTask};
-use crate::job::{Job, TRANSITION_CACHE_BYTES};
-use crate::kernel::{expand_shard, Frontier, TaskInputs, TaskStats};
-use crate::layout::Layout;
-use crate::lowtable::LowTable;
-use crate::space::Space;
-use crate::transition::{PreparedMoves, ShardTransitions};
+use crate::context::SearchContext;
+use crate::job::Job;
+use crate::task::{ShardInputs, SourceBits, TaskStats};
 use anyhow::Context;
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// How to run a search.
@@ -113,108 +107,6 @@ impl LevelStore {
     }
 }
 
-/// Shared, read-only machinery of a search: the low table and the
-/// transitions of every shard (cached when they fit the budget), or the
-/// prepared moves of a coded puzzle.
-pub struct SearchContext {
-    pub job: Job,
-    kernel: KernelData,
-}
-
-/// What each ranking's kernel reads besides the bits.
-enum KernelData {
-    Blocks {
-        table: LowTable,
-        moves: PreparedMoves,
-        cache: Option<Vec<OnceLock<Arc<ShardTransitions>>>>,
-    },
-    Coded(CodedMoves),
-}
-
-/// The bits one task reads: `F_d` of every shard (empty slices where not
-/// loaded), `F_{d-1}(B)` and `F_d(B)`.
-pub struct TaskBits<'a> {
-    pub frontier: Vec<&'a [u64]>,
-    pub previous: &'a [u64],
-    pub current: &'a [u64],
-}
-
-impl SearchContext {
-    /// Builds the low table (block layout) or prepares the moves (coded).
-    pub fn new(job: Job) -> SearchContext {
-        let kernel = match &job.space {
-            Space::Blocks(layout) => {
-                let bytes = layout.blocks() * job.puzzle.moves.len() as u64 * 16;
-                KernelData::Blocks {
-                    table: LowTable::new(layout.low_pieces, layout.even),
-                    moves: PreparedMoves::new(&job.puzzle),
-                    cache: (bytes <= TRANSITION_CACHE_BYTES)
-                        .then(|| (0..layout.shards()).map(|_| OnceLock::new()).collect()),
-                }
-            }
-            Space::Coded(_) => KernelData::Coded(CodedMoves::new(&job.puzzle)),
-        };
-        SearchContext { job, kernel }
-    }
-
-    /// Transitions of `shard` (block layout only).
-    fn transitions(&self, layout: &Layout, shard: u64) -> Arc<ShardTransitions> {
-        let KernelData::Blocks { table, moves, cache } = &self.kernel else {
-            unreachable!("transitions belong to the block layout")
-        };
-        let build = || Arc::new(ShardTransitions::build(layout, table, moves, shard));
-        match cache {
-            Some(slots) => slots[shard as usize].get_or_init(build).clone(),
-            None => build(),
-        }
-    }
-
-    /// The shards whose `F_d` the task of `shard` reads, `shard` included.
-    pub fn source_shards(&self, shard: u64) -> BTreeSet<u64> {
-        let mut sources = BTreeSet::from([shard]);
-        match (&self.job.space, &self.kernel) {
-            (Space::Blocks(layout), KernelData::Blocks { moves, .. }) => {
-                sources.extend(moves.source_shards(layout, shard));
-            }
-            (Space::Coded(codec), KernelData::Coded(moves)) => sources.extend(moves.source_shards(codec, shard)),
-            _ => unreachable!("the kernel data matches the space"),
-        }
-        sources
-    }
-
-    /// Runs the task `(d, shard)`: computes `F_{d+1}(shard)` into `out`.
-    /// `on_unit` gets the states found per unit of progress.
-    pub fn expand(&self, shard: u64, bits: &TaskBits, out: &mut [u64], on_unit: &(dyn Fn(u64) + Sync)) -> TaskStats {
-        match (&self.job.space, &self.kernel) {
-            (Space::Blocks(layout), KernelData::Blocks { table, .. }) => {
-                let transitions = self.transitions(layout, shard);
-                let frontier = Frontier::new(layout, bits.frontier.clone());
-                let inputs = TaskInputs {
-                    layout,
-                    table,
-                    transitions: &transitions,
-                    frontier: &frontier,
-                    previous: bits.previous,
-                    current: bits.current,
-                };
-                expand_shard(&inputs, out, on_unit)
-            }
-            (Space::Coded(codec), KernelData::Coded(moves)) => {
-                let task = CodedTask {
-                    codec,
-                    moves,
-                    shard,
-                    frontier: &bits.frontier,
-                    previous: bits.previous,
-                    current: bits.current,
-                };
-                expand_coded(&task, out, on_unit)
-            }
-            _ => unreachable!("the kernel data matches the space"),
-        }
-    }
-}
-
 /// Runs a whole search on this machine.
 pub fn search(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> anyhow::Result<SearchOutcome> {
     let threads = if config.threads == 0 {
@@ -271,15 +163,16 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
         let mut next = store.create_level(depth + 1, shards, words)?;
         let mut count = 0u64;
         for (shard, out) in next.iter_mut().enumerate() {
-            let bits = TaskBits {
-                frontier: current.iter().map(|p| p.words()).collect(),
+            let sources = ctx.source_shards(shard as u64);
+            let inputs = ShardInputs {
+                sources: SourceBits::new(sources.iter().map(|&s| (s, current[s as usize].words())).collect()),
                 previous: match &earlier {
                     Some(union) => &union[shard][..],
                     None => previous.as_ref().map_or(&zeros[..], |p| p[shard].words()),
                 },
                 current: current[shard].words(),
             };
-            let task = ctx.expand(shard as u64, &bits, out.words_mut(), &|found| {
+            let task = ctx.expand(shard as u64, &inputs, out.words_mut(), &|found| {
                 progress.block_done(found)
             });
             count += task.found;

@@ -182,19 +182,44 @@ pub fn loopover_generators(rows: usize, cols: usize, single_steps: bool) -> Vec<
     gens
 }
 
-/// The `cayley` binary of the current build profile.
+/// The `cayley` binary of the current build.
 pub fn cayley_bin() -> PathBuf {
+    binary("cayley")
+}
+
+/// A binary of this workspace (`cayley`, `cayley-worker`) as the sources
+/// stand now. The test executables sit next to the binaries they run, but
+/// `cargo test -p cayley-tests` does not build other packages' binaries, so
+/// the first call builds them (a no-op when they are current, as after
+/// `cargo test --workspace`): the tests never run stale binaries.
+pub fn binary(name: &str) -> PathBuf {
+    static BUILT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     let exe = std::env::current_exe().expect("test executable path");
     let dir = exe
         .parent()
         .and_then(|deps| deps.parent())
-        .expect("target profile directory");
-    let bin = dir.join(format!("cayley{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.exists(),
-        "{} is missing: build the workspace (cargo test --workspace builds it)",
-        bin.display()
-    );
+        .expect("target profile directory")
+        .to_path_buf();
+    let built = BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
+        let mut build = Command::new(cargo);
+        build
+            .current_dir(workspace)
+            .args(["build", "--quiet", "-p", "cayley-coordinator", "-p", "cayley-worker"]);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
+        }
+        match build.status() {
+            Ok(s) if s.success() => Ok(()),
+            other => Err(format!("building the binaries failed: {:?}", other)),
+        }
+    });
+    if let Err(e) = built {
+        panic!("{}", e);
+    }
+    let bin = dir.join(format!("{}{}", name, std::env::consts::EXE_SUFFIX));
+    assert!(bin.exists(), "{} is missing after the build", bin.display());
     bin
 }
 

@@ -7,17 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// A binary of the current build profile, next to the test executables.
-pub fn binary(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target profile directory");
-    let bin = dir.join(format!("{}{}", name, std::env::consts::EXE_SUFFIX));
-    assert!(bin.exists(), "{} is missing: build the workspace first", bin.display());
-    bin
-}
+pub use crate::binary;
 
 /// A running coordinator whose stderr is collected line by line.
 pub struct Coordinator {
