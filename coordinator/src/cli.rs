@@ -1,7 +1,7 @@
 //! Command-line interface definitions.
 
 use cayley_shared::checkpoint::KeepLevels;
-use cayley_shared::puzzle::{job_spec, Metric};
+use cayley_shared::puzzle::{job_spec_with, Metric};
 use cayley_shared::resources::parse_size;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -49,6 +49,10 @@ pub struct PuzzleArgs {
     /// written (no inverses added); distances are word lengths of positive words.
     #[arg(long)]
     pub directed: bool,
+    /// Search every state instead of one per class of symmetric states (by default a
+    /// puzzle with symmetries, such as Loopover, is reduced by them when that pays).
+    #[arg(long)]
+    pub no_symmetry: bool,
     /// Number of leading pieces (or piece classes) whose slots form the shard key
     /// (default: chosen so a shard's bit array is at most 8 MiB).
     #[arg(long, value_name = "K")]
@@ -62,7 +66,7 @@ pub struct PuzzleArgs {
 impl PuzzleArgs {
     /// The job's spec string: the puzzle, with its tracked pieces if any.
     pub fn spec(&self) -> String {
-        job_spec(&self.puzzle, self.directed, self.track.as_deref())
+        job_spec_with(&self.puzzle, self.directed, self.no_symmetry, self.track.as_deref())
     }
 }
 

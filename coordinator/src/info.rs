@@ -13,7 +13,20 @@ use std::path::Path;
 /// Parses the puzzle arguments into a planned job.
 pub fn plan_job(args: &PuzzleArgs) -> anyhow::Result<Job> {
     let puzzle = parse_puzzle(&args.spec(), args.metric)?;
-    Ok(Job::new(puzzle, args.shard_pieces)?.with_chunk_shards(args.chunk_shards))
+    let job = Job::new(puzzle, args.shard_pieces)?.with_chunk_shards(args.chunk_shards);
+    refuse_shard_pieces_when_reduced(&job, args)?;
+    Ok(job)
+}
+
+/// Shards of a space reduced by symmetry are classes of keys, not pieces.
+fn refuse_shard_pieces_when_reduced(job: &Job, args: &PuzzleArgs) -> anyhow::Result<()> {
+    if matches!(job.space, Space::Reduced(_)) && args.shard_pieces.is_some() {
+        anyhow::bail!(
+            "--shard-pieces does not apply to '{}': it is reduced by its symmetries and sharded by classes of keys (add --no-symmetry to shard by pieces)",
+            job.puzzle.spec
+        );
+    }
+    Ok(())
 }
 
 pub fn info(args: InfoArgs) -> anyhow::Result<()> {
@@ -52,7 +65,10 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
     }
     let searchable = p.coding.is_some() || p.slots <= MAX_RANKED_POINTS;
     let job = match Job::new(puzzle, args.puzzle.shard_pieces) {
-        Ok(job) => job.with_chunk_shards(args.puzzle.chunk_shards),
+        Ok(job) => {
+            refuse_shard_pieces_when_reduced(&job, &args.puzzle)?;
+            job.with_chunk_shards(args.puzzle.chunk_shards)
+        }
         // Too large: the group part above is the answer.
         Err(e) if !searchable => {
             println!("search       {:#}", e);
@@ -82,6 +98,9 @@ fn guard_label(p: &Puzzle, piece: usize) -> &str {
 
 /// The shard plan of a job.
 fn print_plan(job: &Job) {
+    if let Some(why) = &job.symmetry_note {
+        println!("symmetry     the puzzle's symmetries are not used: {}", why);
+    }
     match &job.space {
         Space::Blocks(l) => {
             println!(
@@ -100,6 +119,31 @@ fn print_plan(job: &Job) {
                 human_bytes(l.shard_bytes() as u128),
                 l.blocks_per_shard(),
                 l.block_states()
+            );
+        }
+        Space::Reduced(r) => {
+            let blocks = r.blocks();
+            let mut sizes: Vec<usize> = blocks.iter().map(|b| b.len()).collect();
+            sizes.sort_unstable();
+            println!(
+                "symmetry     reduced by a group of {} symmetries ({}); blocks of {:?} pieces",
+                r.symmetries.order(),
+                r.symmetries.generators.join(", "),
+                sizes
+            );
+            let ideal = job.reachable_states.unwrap_or(job.group_order) as f64 / r.symmetries.order() as f64;
+            println!(
+                "states       {} stored per level for {} ({:.3}x of states / symmetries)",
+                r.states(),
+                job.reachable_text(),
+                r.states() as f64 / ideal
+            );
+            println!(
+                "shard plan   {} shards (classes of keys, of {} keys) of {} ({} states each)",
+                r.shards(),
+                r.keys().total(),
+                human_bytes(job.space.shard_bytes() as u128),
+                r.shard_capacity()
             );
         }
         Space::Coded(c) => {

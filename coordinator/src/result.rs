@@ -18,6 +18,14 @@ pub struct AntipodeRecord {
     /// Moves, space-separated, that take this state back to solved; for a
     /// directed graph (`directed`), the moves that build it from solved.
     pub word: String,
+    /// States of this state's class under the symmetries reduced by (all
+    /// at the same depth; 1 without reduction).
+    #[serde(default = "one")]
+    pub class_size: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 /// The contents of `result.json`.
@@ -38,6 +46,19 @@ pub struct RunResult {
     pub complete: bool,
     /// States at each depth, index = depth.
     pub depths: Vec<u64>,
+    /// Order of the symmetry group the search was reduced by (1: none).
+    #[serde(default = "one")]
+    pub symmetries: u64,
+    /// Names of the symmetries that generate that group.
+    #[serde(default)]
+    pub symmetry_generators: Vec<String>,
+    /// Classes of states under those symmetries at each depth (the reduced
+    /// table; equal to `depths` without reduction).
+    #[serde(default)]
+    pub depths_reduced: Vec<u64>,
+    /// Bits stored per depth (one per state, or per stored representative).
+    #[serde(default)]
+    pub depths_stored: Vec<u64>,
     pub antipodes: Vec<AntipodeRecord>,
     /// Wall seconds per level, index = depth.
     pub level_seconds: Vec<f64>,
@@ -96,9 +117,20 @@ impl RunResult {
             diameter: last,
             complete,
             depths,
+            symmetries: job.space.symmetry_order() as u64,
+            symmetry_generators: match &job.space {
+                cayley_shared::space::Space::Reduced(r) => r.symmetries.generators.clone(),
+                _ => Vec::new(),
+            },
+            depths_reduced: manifest.levels.iter().map(|l| l.classes).collect(),
+            depths_stored: manifest.levels.iter().map(|l| l.stored).collect(),
             antipodes: antipodes
                 .iter()
                 .map(|a| AntipodeRecord {
+                    class_size: match &job.space {
+                        cayley_shared::space::Space::Reduced(r) => r.symmetries.orbit(&a.state).len() as u64,
+                        _ => 1,
+                    },
                     state: puzzle.slot_contents(&a.state),
                     word: a
                         .solution
@@ -167,7 +199,16 @@ impl RunResult {
         );
         let label = if self.directed { "from solved" } else { "solve" };
         for (i, a) in self.antipodes.iter().enumerate() {
-            let _ = writeln!(out, "#{}", i + 1);
+            if a.class_size > 1 {
+                let _ = writeln!(
+                    out,
+                    "#{} (stands for its class of {} symmetric states, all at this depth)",
+                    i + 1,
+                    a.class_size
+                );
+            } else {
+                let _ = writeln!(out, "#{}", i + 1);
+            }
             let _ = writeln!(out, "{}", puzzle.render_slots(&a.state));
             let word = if a.word.is_empty() && self.diameter > 0 {
                 "(not available: earlier levels were not kept)"
@@ -182,13 +223,23 @@ impl RunResult {
     }
 
     /// The depth table as aligned text, with cumulative counts.
+    /// With symmetry reduction, a column of classes follows.
     pub fn table(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "{:>5}  {:>20}  {:>20}", "depth", "states", "cumulative");
+        let reduced = self.symmetries > 1;
+        let _ = write!(out, "{:>5}  {:>20}  {:>20}", "depth", "states", "cumulative");
+        if reduced {
+            let _ = write!(out, "  {:>20}", format!("classes (/{})", self.symmetries));
+        }
+        out.push('\n');
         let mut sum = 0u64;
         for (d, &c) in self.depths.iter().enumerate() {
             sum += c;
-            let _ = writeln!(out, "{:>5}  {:>20}  {:>20}", d, c, sum);
+            let _ = write!(out, "{:>5}  {:>20}  {:>20}", d, c, sum);
+            if let Some(classes) = self.depths_reduced.get(d).filter(|_| reduced) {
+                let _ = write!(out, "  {:>20}", classes);
+            }
+            out.push('\n');
         }
         out
     }

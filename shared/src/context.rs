@@ -8,6 +8,7 @@ use crate::job::{Job, TRANSITION_CACHE_BYTES};
 use crate::kernel::{expand_shard, Frontier, TaskInputs};
 use crate::layout::Layout;
 use crate::lowtable::LowTable;
+use crate::reduced::kernel::{expand_reduced, ReducedMoves};
 use crate::space::Space;
 use crate::task::{ShardInputs, TaskStats};
 use crate::transition::{PreparedMoves, ShardTransitions};
@@ -30,6 +31,7 @@ enum KernelData {
         cache: Option<Vec<OnceLock<Arc<ShardTransitions>>>>,
     },
     Coded(CodedMoves),
+    Reduced(ReducedMoves),
 }
 
 impl SearchContext {
@@ -43,6 +45,7 @@ impl SearchContext {
                     .then(|| (0..layout.shards()).map(|_| OnceLock::new()).collect()),
             },
             Space::Coded(_) => KernelData::Coded(CodedMoves::new(&job.puzzle)),
+            Space::Reduced(_) => KernelData::Reduced(ReducedMoves::new(&job.puzzle)),
         };
         SearchContext { job, kernel }
     }
@@ -54,7 +57,7 @@ impl SearchContext {
             KernelData::Blocks { table, cache, .. } => {
                 table.bytes() as u64 + cache.as_ref().map_or(0, |_| transition_bytes(&self.job))
             }
-            KernelData::Coded(_) => 0,
+            KernelData::Coded(_) | KernelData::Reduced(_) => 0,
         }
     }
 
@@ -78,6 +81,7 @@ impl SearchContext {
                 sources.extend(moves.source_shards(layout, shard));
             }
             (Space::Coded(codec), KernelData::Coded(moves)) => sources.extend(moves.source_shards(codec, shard)),
+            (Space::Reduced(space), KernelData::Reduced(moves)) => sources.extend(moves.source_shards(space, shard)),
             _ => unreachable!("the kernel data matches the space"),
         }
         sources
@@ -122,6 +126,9 @@ impl SearchContext {
                 };
                 expand_coded(&task, out, on_unit)
             }
+            (Space::Reduced(space), KernelData::Reduced(moves)) => {
+                expand_reduced(space, moves, shard, inputs, out, on_unit)
+            }
             _ => unreachable!("the kernel data matches the space"),
         }
     }
@@ -133,6 +140,6 @@ pub fn transition_bytes(job: &Job) -> u64 {
         Space::Blocks(l) => {
             l.blocks() * job.puzzle.moves.len() as u64 * std::mem::size_of::<crate::transition::Transition>() as u64
         }
-        Space::Coded(_) => 0,
+        Space::Coded(_) | Space::Reduced(_) => 0,
     }
 }

@@ -6,6 +6,7 @@ use crate::codec::{Codec, CodecInput};
 use crate::group::{group_order, tuple_orbit_size};
 use crate::layout::{Layout, LayoutError, DEFAULT_LOW_PIECES, TARGET_SHARD_BYTES};
 use crate::puzzle::Puzzle;
+use crate::reduced::ReducedSpace;
 pub use crate::resources::human_bytes;
 use crate::space::Space;
 
@@ -31,14 +32,31 @@ pub struct Job {
     pub directed: bool,
     /// How each level's shards are grouped into tasks and files.
     pub chunking: Chunking,
+    /// Why a puzzle with symmetries is searched without reduction (none
+    /// when it is reduced, or has no symmetries).
+    pub symmetry_note: Option<String>,
 }
 
 impl Job {
     /// Plans a job; fails when the puzzle cannot be ranked or sharded.
+    /// Puzzles of distinct pieces with symmetries are reduced by them when
+    /// that pays (see [`crate::reduced`]); `--shard-pieces` then does not apply.
     pub fn new(puzzle: Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Job> {
-        let space = match &puzzle.coding {
-            None => Space::Blocks(plan_blocks(&puzzle, shard_pieces)?),
-            Some(_) => Space::Coded(plan_codec(&puzzle, shard_pieces)?),
+        let mut symmetry_note = None;
+        let reduced = match (&puzzle.coding, puzzle.symmetries.is_empty()) {
+            (None, false) => match ReducedSpace::plan(&puzzle, puzzle.all_moves_even()) {
+                Ok(r) => Some(r),
+                Err(why) => {
+                    symmetry_note = Some(why);
+                    None
+                }
+            },
+            _ => None,
+        };
+        let space = match (&puzzle.coding, reduced) {
+            (None, Some(r)) => Space::Reduced(Box::new(r)),
+            (None, None) => Space::Blocks(plan_blocks(&puzzle, shard_pieces)?),
+            (Some(_), _) => Space::Coded(plan_codec(&puzzle, shard_pieces)?),
         };
         let (generators, points) = puzzle.point_generators();
         let group_order = group_order(points, &generators);
@@ -53,6 +71,7 @@ impl Job {
             space,
             group_order,
             reachable_states,
+            symmetry_note,
         })
     }
 
@@ -78,6 +97,14 @@ impl Job {
                 self.puzzle.solved,
                 c.shard_classes,
                 c.states()
+            ),
+            Space::Reduced(r) => format!(
+                "cayley-job|{}|{}|reduced|{:?}|{}|{}|",
+                self.puzzle.spec,
+                self.puzzle.metric,
+                r.blocks(),
+                r.symmetries.order(),
+                r.shards()
             ),
         };
         text.push_str(&format!("chunk={}|", self.chunking.per_chunk));

@@ -64,7 +64,7 @@ pub fn requirements(job: &Job) -> Requirements {
                     0
                 }
         }
-        Space::Coded(_) => 0,
+        Space::Coded(_) | Space::Reduced(_) => 0,
     };
     // One task holds its sources, its own two earlier levels and its
     // output; one more shard of slack covers a frame being decompressed.
@@ -164,8 +164,9 @@ pub fn check_disk(job: &Job, checkpoint: &Path, keep: KeepLevels) -> anyhow::Res
             "; use a checkpoint directory on a larger filesystem, or a cluster's shared filesystem".to_string()
         };
         anyhow::bail!(
-            "'{}' is too large for this disk: {} states take {} per level raw in {} shards, and --keep-levels {} needs about {} of checkpoint disk ({} raw levels), but {} has {} free{}",
+            "'{}' is too large for this disk: {} states, stored as {} bits, take {} per level raw in {} shards, and --keep-levels {} needs about {} of checkpoint disk ({} raw levels), but {} has {} free{}",
             job.puzzle.spec,
+            job.reachable_text(),
             job.space.states(),
             human_bytes(req.level_bytes),
             req.shards,

@@ -7,6 +7,7 @@
 pub mod cube;
 pub mod engine;
 pub mod procs;
+pub mod symmetry;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

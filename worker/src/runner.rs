@@ -225,9 +225,13 @@ impl TaskRunner {
         let mut out = vec![0u64; self.zeros.len()];
         let mut io = TaskIo::default();
         let mut stats = TaskStats::default();
+        let (mut states, mut classes) = (0u64, 0u64);
         for shard in self.ctx.job.chunking.shards_of(chunk) {
             let found = self.compute_shard(from_level, shard, &mut out, on_unit, &mut io)?;
             stats = stats.plus(found);
+            let space = &self.ctx.job.space;
+            states += found.found * space.weight(shard);
+            classes += space.classes_in(shard, &out);
             let written = Instant::now();
             writer.push(&out).map_err(output_error)?;
             io.write_seconds += written.elapsed().as_secs_f64();
@@ -242,8 +246,8 @@ impl TaskRunner {
         io.cache = self.cache.stats;
         Ok(TaskResult {
             stored: header.popcount,
-            states: header.popcount,
-            classes: header.popcount,
+            states,
+            classes,
             evaluations: stats.evaluations,
             file_bytes,
             index_checksum: header.index_checksum,

@@ -116,6 +116,8 @@ impl Puzzle {
                 class_labels,
                 modulus: vec![1; self.slots],
             }),
+            // Symmetry reduction needs distinct pieces.
+            symmetries: Vec::new(),
         })
     }
 }

@@ -181,6 +181,7 @@ fn coded_puzzle(spec: &str, metric: Metric, def: &Definition, point_moves: Vec<M
             class_labels,
             modulus: slot_points.iter().map(|&(_, k)| k as u8).collect(),
         }),
+        symmetries: Vec::new(),
     }
 }
 

@@ -24,12 +24,17 @@ struct Harness {
     _dir: tempfile::TempDir,
 }
 
-/// Loopover 2×4 in 8 shards, one per chunk.
+/// Loopover 2×4 (without symmetry reduction) in 8 shards, one per chunk.
 fn harness(keep: KeepLevels) -> Harness {
+    let h = harness_of("loopover:2x4 --no-symmetry", keep);
+    assert_eq!(h.state.job.chunking.chunks(), 8);
+    h
+}
+
+fn harness_of(spec: &str, keep: KeepLevels) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let ck = dir.path().join("ck");
-    let job = Job::new(parse_puzzle("loopover:2x4", Metric::Mtm).unwrap(), Some(1)).unwrap();
-    assert_eq!(job.chunking.chunks(), 8);
+    let job = Job::new(parse_puzzle(spec, Metric::Mtm).unwrap(), Some(1)).unwrap();
     let fresh = Manifest::new(&job, keep, None, None);
     let checkpoint = CheckpointDir::create(&ck).unwrap();
     let state = JobState::open(
@@ -249,4 +254,18 @@ fn a_network_named_input_outside_the_plan_is_the_workers_fault() {
     }
     h.run_until(worker, usize::MAX);
     assert_eq!(h.depths(), PUBLISHED_2X4);
+}
+
+#[test]
+fn a_reduced_job_records_the_full_counts() {
+    // Reduced by Loopover 2×4's 16 board symmetries: the stored bits are
+    // fewer than the states, the recorded counts are the full ones.
+    let mut h = harness_of("loopover:2x4", KeepLevels::All);
+    assert!(matches!(h.state.job.space, cayley_shared::space::Space::Reduced(_)));
+    let worker = h.state.register("w".into(), 1, 0);
+    h.run_until(worker, usize::MAX);
+    assert_eq!(h.state.phase, Phase::Finished);
+    assert_eq!(h.depths(), PUBLISHED_2X4);
+    let stored: u64 = h.state.manifest.levels.iter().map(|l| l.stored).sum();
+    assert!(stored < 40320, "{} bits stored", stored);
 }
