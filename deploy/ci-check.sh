@@ -69,17 +69,14 @@ stop_all() {
   STOPPED=1
   set +e
   if [ -n "$CTLD_PID" ]; then
-    scancel --quiet --user=root 2>/dev/null
-    sleep 1
+    slurm_stop
+    log "stopped slurmd and slurmctld"
   fi
-  local pid
-  for pid in $SLURMD_PID $CTLD_PID $MUNGE_PID; do
-    kill "$pid" 2>/dev/null
-  done
-  for pid in $SLURMD_PID $CTLD_PID $MUNGE_PID; do
-    wait "$pid" 2>/dev/null
-  done
-  [ -z "$CTLD_PID" ] || log "stopped slurmd and slurmctld${MUNGE_PID:+ and munged}"
+  if [ -n "$MUNGE_PID" ]; then
+    kill "$MUNGE_PID" 2>/dev/null
+    wait "$MUNGE_PID" 2>/dev/null
+    log "stopped munged"
+  fi
   if command -v podman >/dev/null; then
     podman ps -a -q --filter label=cayley-deploy-check | xargs -r podman rm -f >/dev/null 2>&1
     podman ps -a -q --filter label=com.docker.compose.project=cayley-deploy-check | xargs -r podman rm -f >/dev/null 2>&1
@@ -209,12 +206,10 @@ SUMMARY+=("     $(printf '%6s' "$(elapsed "$T_SETUP")") s  set-up (packages: ${P
 
 # ================================================================ Slurm
 SLURM=$WORK/slurm
-LIMIT_LOG=
+SLURM_RUN=
 
-slurm_up() {
-  mkdir -p "$SLURM/spool" "$SLURM/jobs"
-  install -d -o slurm -g slurm "$SLURM/state"
-  # munge: reuse a running munged, otherwise start one in the foreground.
+munge_up() {
+  # reuse a running munged, otherwise start one in the foreground
   if ! (munge -n | unmunge) >/dev/null 2>&1; then
     if [ ! -s /etc/munge/munge.key ]; then
       mungekey --create --keyfile=/etc/munge/munge.key
@@ -222,14 +217,32 @@ slurm_up() {
       chmod 0400 /etc/munge/munge.key
     fi
     install -d -o munge -g munge -m 0755 /run/munge
-    setpriv --reuid=munge --regid=munge --init-groups /usr/sbin/munged --foreground 2> "$SLURM/munged.log" &
+    setpriv --reuid=munge --regid=munge --init-groups /usr/sbin/munged --foreground 2> "$WORK/munged.log" &
     MUNGE_PID=$!
     for _ in $(seq 100); do (munge -n | unmunge) >/dev/null 2>&1 && break; sleep 0.1; done
   fi
   (munge -n | unmunge) | grep 'STATUS: *Success' >/dev/null || { echo "munge does not work" >&2; return 1; }
-  local node
-  node=$(slurmd -C | sed -n -E '1s/^NodeName=[^ ]+/NodeName=localhost NodeAddr=127.0.0.1/p')
-  export SLURM_CONF=$SLURM/slurm.conf
+}
+
+# Starts slurmctld and slurmd on this host: NODES=1 is one node "localhost"
+# with the real CPUs and memory; NODES=2 is two slurmd's (n1, n2, one CPU
+# each) on this host, for a job that spans two nodes.
+slurm_start() {
+  local nodes=$1 conf_nodes names
+  SLURM_RUN=$SLURM/cluster-$nodes
+  mkdir -p "$SLURM_RUN"
+  install -d -o slurm -g slurm "$SLURM_RUN/state"
+  if [ "$nodes" = 1 ]; then
+    conf_nodes=$(slurmd -C | sed -n -E '1s/^NodeName=[^ ]+/NodeName=localhost NodeAddr=127.0.0.1/p')
+    names=localhost
+  else
+    local mem
+    mem=$(($(slurmd -C | sed -n -E '1s/.*RealMemory=([0-9]+).*/\1/p') / 2))
+    conf_nodes="NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=16821 CPUs=1 RealMemory=$mem
+NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=16822 CPUs=1 RealMemory=$mem"
+    names="n1 n2"
+  fi
+  export SLURM_CONF=$SLURM_RUN/slurm.conf
   # Own ports, files and state: nothing of another Slurm set-up is touched.
   # cred_expire (how long a requeued job waits, default 120 s) and
   # sched_interval are shortened to keep the test quick; debug2 logs each
@@ -254,30 +267,43 @@ SchedulerParameters=bf_interval=1,sched_interval=2
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
-SlurmctldPidFile=$SLURM/slurmctld.pid
-SlurmdPidFile=$SLURM/slurmd.pid
-StateSaveLocation=$SLURM/state
-SlurmdSpoolDir=$SLURM/spool
-SlurmctldLogFile=$SLURM/slurmctld.log
+SlurmctldPidFile=$SLURM_RUN/slurmctld.pid
+SlurmdPidFile=$SLURM_RUN/slurmd-%n.pid
+StateSaveLocation=$SLURM_RUN/state
+SlurmdSpoolDir=$SLURM_RUN/spool-%n
+SlurmctldLogFile=$SLURM_RUN/slurmctld.log
 SlurmctldDebug=debug2
-SlurmdLogFile=$SLURM/slurmd.log
-$node
+SlurmdLogFile=$SLURM_RUN/slurmd-%n.log
+$conf_nodes
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
-  /usr/sbin/slurmctld -D -i -f "$SLURM_CONF" > "$SLURM/slurmctld.stderr" 2>&1 &
+  /usr/sbin/slurmctld -D -i -f "$SLURM_CONF" > "$SLURM_RUN/slurmctld.stderr" 2>&1 &
   CTLD_PID=$!
-  /usr/sbin/slurmd -D -N localhost -f "$SLURM_CONF" > "$SLURM/slurmd.stderr" 2>&1 &
-  SLURMD_PID=$!
+  local n
+  for n in $names; do
+    mkdir -p "$SLURM_RUN/spool-$n"
+    /usr/sbin/slurmd -D -N "$n" -f "$SLURM_CONF" > "$SLURM_RUN/slurmd-$n.stderr" 2>&1 &
+    SLURMD_PID="$SLURMD_PID $!"
+  done
   for _ in $(seq 200); do
     [ "$(sinfo -h -o '%t' 2>/dev/null | sort -u)" = idle ] && break
     sleep 0.25
   done
   [ "$(sinfo -h -o '%t' 2>/dev/null | sort -u)" = idle ] || {
-    tail -20 "$SLURM/slurmctld.log" "$SLURM/slurmd.log" >&2
-    echo "the Slurm node did not come up" >&2
+    tail -20 "$SLURM_RUN"/*.log >&2
+    echo "the Slurm nodes did not come up" >&2
     return 1
   }
-  log "Slurm $(sinfo -V | cut -d' ' -f2) up: $(sinfo -h -N -o '%N %c CPUs %m MB %t')"
+  log "Slurm $(sinfo -V | cut -d' ' -f2) up: $(sinfo -h -N -o '%N %c CPUs %m MB %t' | paste -sd ';')"
+}
+
+slurm_stop() {
+  local pid
+  scancel --quiet --user=root 2>/dev/null || true
+  for pid in $SLURMD_PID $CTLD_PID; do kill "$pid" 2>/dev/null || true; done
+  for pid in $SLURMD_PID $CTLD_PID; do wait "$pid" 2>/dev/null || true; done
+  SLURMD_PID=
+  CTLD_PID=
 }
 
 # Submits deploy/slurm/cayley.sbatch from DIR and waits for the job to end.
@@ -340,7 +366,7 @@ slurm_2x6_uninterrupted() {
 next_limit_pass() {
   local last
   for _ in $(seq 140); do
-    last=$(grep 'Testing job time limits' "$SLURM/slurmctld.log" | tail -n 1 | sed -E 's/^\[([^]]+)\].*/\1/')
+    last=$(grep 'Testing job time limits' "$SLURM_RUN/slurmctld.log" | tail -n 1 | sed -E 's/^\[([^]]+)\].*/\1/')
     [ -n "$last" ] && break
     sleep 0.25
   done
@@ -394,13 +420,39 @@ slurm_time_limit() {
   echo "  depths.csv identical to the uninterrupted Slurm run of loopover:2x6"
 }
 
+slurm_two_nodes() {
+  local dir=$SLURM/jobs/2x5-two-nodes jid port
+  port=$(free_port)
+  # Both "nodes" are this host: the coordinator still listens on loopback.
+  export CAYLEY_LISTEN=127.0.0.1:$port CAYLEY_COORDINATOR=http://127.0.0.1:$port
+  jid=$(submit "$dir" --nodes=2 -- loopover:2x5 --shard-pieces 2)
+  wait_job "$jid" 300
+  local out=$dir/cayley-$jid.out
+  [ "$(job_field "$jid" JobState)" = COMPLETED ] || { show_job_output "$jid" "$out"; fail "job $jid ended $(job_field "$jid" JobState)"; }
+  [ "$(job_field "$jid" NodeList)" = "n[1-2]" ] || fail "job $jid ran on $(job_field "$jid" NodeList)"
+  grep 'on 2 node(s)' "$out" >/dev/null || fail "the script did not see 2 nodes"
+  local joined
+  joined=$(grep -cE 'worker [0-9]+ joined loopover:2x5' "$out" || true)
+  [ "$joined" = 2 ] || { show_job_output "$jid" "$out"; fail "$joined workers joined, not 2"; }
+  grep -oE 'this worker computed [0-9]+ tasks' "$out" | sed 's/^/  a worker: /'
+  expect_published 2x5 "$dir/cayley-loopover-2x5-shard-pieces-2/out/depths.csv"
+  echo "  job $jid on nodes $(job_field "$jid" NodeList): the coordinator step on n1, a worker task on each node"
+}
+
 if want slurm; then
   T=$(date +%s.%N)
-  slurm_up
-  SUMMARY+=("     $(printf '%6s' "$(elapsed "$T")") s  Slurm cluster up (slurmctld, slurmd, munged)")
+  mkdir -p "$SLURM/jobs"
+  munge_up
+  slurm_start 1
+  SUMMARY+=("     $(printf '%6s' "$(elapsed "$T")") s  one-node Slurm cluster up (munged, slurmctld, slurmd)")
   check "slurm: cayley.sbatch loopover:2x5, table = published" slurm_published_2x5
   check "slurm: cayley.sbatch loopover:2x6 uninterrupted, 12! states, diameter 14" slurm_2x6_uninterrupted
   check "slurm: loopover:2x6 under --time=1 stops at the warning, requeues, resumes, same table" slurm_time_limit
+  T=$(date +%s.%N)
+  slurm_stop
+  slurm_start 2
+  SUMMARY+=("     $(printf '%6s' "$(elapsed "$T")") s  two-node Slurm cluster up (two slurmd on this host)")
+  check "slurm: cayley.sbatch --nodes=2, a worker on each node, table = published" slurm_two_nodes
 fi
 
 # ================================================================ containers
