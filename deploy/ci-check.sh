@@ -53,7 +53,6 @@ IMAGE=localhost/cayley:latest
 PASSED=0
 FAILED=0
 SUMMARY=()
-FAILED_NAME=
 
 log() { echo "[deploy $(date +%T)] $*"; }
 elapsed() { printf '%.1f' "$(echo "$(date +%s.%N) - $1" | bc)"; }
@@ -112,7 +111,6 @@ check() {
     log "PASS $name ($(elapsed "$t0") s)"
   else
     FAILED=$((FAILED + 1))
-    FAILED_NAME=$name
     SUMMARY+=("FAIL $(printf '%6s' "$(elapsed "$t0")") s  $name")
     log "FAIL $name"
     finish
