@@ -26,7 +26,9 @@
 # that it skipped and exits 0. Uses target/release/{cayley,cayley-worker}
 # (built by `cargo test --workspace --release`; built here if missing).
 # Everything it starts is stopped at the end, also on failure.
-# DEPLOY_CHECK_KEEP=1 keeps the work directory.
+# DEPLOY_CHECK_KEEP=1 keeps the work directory. The PyPI tools live in a
+# virtualenv kept between runs (DEPLOY_CHECK_VENV, default
+# /var/cache/cayley-deploy-check/venv).
 set -euo pipefail
 export LC_ALL=C
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,6 +52,7 @@ WORK=$(mktemp -d /tmp/cayley-deploy-check.XXXXXX)
 chmod 0755 "$WORK"   # slurmctld (user slurm) and the image's user traverse it
 BIN=$REPO/target/release
 IMAGE=localhost/cayley:latest
+VENV=${DEPLOY_CHECK_VENV:-/var/cache/cayley-deploy-check/venv}
 PASSED=0
 FAILED=0
 SUMMARY=()
@@ -185,9 +188,19 @@ if [ ! -x "$BIN/cayley" ] || [ ! -x "$BIN/cayley-worker" ]; then
 fi
 log "binaries: $("$BIN/cayley" --version), $("$BIN/cayley-worker" --version) in $BIN"
 if want compose || want kubernetes; then
-  log "pip install podman-compose, kubernetes-validate (into $WORK/venv)"
-  python3 -m venv "$WORK/venv"
-  "$WORK/venv/bin/pip" install -q --disable-pip-version-check podman-compose==1.6.0 kubernetes-validate==1.37.0
+  # Kept between runs (deleting its ~20,000 files costs a minute on a slow
+  # disk); rebuilt when the pinned versions change.
+  PIP_PKGS="podman-compose==1.6.0 kubernetes-validate==1.37.0"
+  if [ "$(cat "$VENV/.cayley-pins" 2>/dev/null)" != "$PIP_PKGS" ]; then
+    log "pip install $PIP_PKGS (into $VENV)"
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+    # shellcheck disable=SC2086
+    "$VENV/bin/pip" install -q --disable-pip-version-check $PIP_PKGS
+    echo "$PIP_PKGS" > "$VENV/.cayley-pins"
+  else
+    log "reusing $VENV ($PIP_PKGS)"
+  fi
 fi
 if need_containers; then
   # runc, not crun (crun 1.8 refuses this machine's hybrid cgroups); the
@@ -524,7 +537,7 @@ compose_up() {
   CAYLEY_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
   export CAYLEY_TOKEN CAYLEY_PORT=$port CAYLEY_DATA=$data CAYLEY_WORKERS=2
   export CAYLEY_JOB="loopover:2x5 --shard-pieces 2"
-  local pc=("$WORK/venv/bin/podman-compose" -p cayley-deploy-check -f "$REPO/deploy/docker-compose.yml")
+  local pc=("$VENV/bin/podman-compose" -p cayley-deploy-check -f "$REPO/deploy/docker-compose.yml")
   timeout 300 "${pc[@]}" up > "$CT/compose.log" 2>&1 || { tail -40 "$CT/compose.log" >&2; fail "podman-compose up failed"; }
   local states
   states=$(podman ps -a --filter label=com.docker.compose.project=cayley-deploy-check --format '{{.Names}} {{.Status}}')
@@ -542,11 +555,11 @@ compose_up() {
 kube_validate() {
   local v
   for v in 1.28.0 1.37.0; do
-    "$WORK/venv/bin/kubernetes-validate" --strict --quiet -k "$v" "$REPO/deploy/kubernetes/cayley.yaml" ||
+    "$VENV/bin/kubernetes-validate" --strict --quiet -k "$v" "$REPO/deploy/kubernetes/cayley.yaml" ||
       fail "schema validation against Kubernetes $v"
     echo "  kubernetes-validate --strict -k $v: every object valid"
   done
-  "$WORK/venv/bin/python" "$REPO/deploy/kubernetes/check.py" "$REPO/deploy/kubernetes/cayley.yaml" | tail -n 1 | sed 's/^/  /'
+  "$VENV/bin/python" "$REPO/deploy/kubernetes/check.py" "$REPO/deploy/kubernetes/cayley.yaml" | tail -n 1 | sed 's/^/  /'
 }
 
 kube_commands() {
@@ -554,7 +567,7 @@ kube_commands() {
   port=$(free_port)
   data_dir "$dir/data"
   mkdir -p "$dir"
-  "$WORK/venv/bin/python" "$REPO/deploy/kubernetes/check.py" "$REPO/deploy/kubernetes/cayley.yaml" \
+  "$VENV/bin/python" "$REPO/deploy/kubernetes/check.py" "$REPO/deploy/kubernetes/cayley.yaml" \
     --emit "$dir" "$port" loopover:2x5 > /dev/null
   local cmd wcmd c
   mapfile -t cmd < "$dir/coordinator.cmd"
