@@ -92,7 +92,16 @@ stop_all() {
   set -e
 }
 trap 'rc=$?; stop_all; exit $rc' EXIT
-trap 'FAILED=$((FAILED + 1)); exit 130' INT TERM
+# A check runs in a background subshell (CHECK_PID) so that `wait` returns at
+# once on SIGINT/SIGTERM: then end the check and clean up.
+CHECK_PID=
+on_signal() {
+  FAILED=$((FAILED + 1))
+  log "interrupted; stopping"
+  [ -z "$CHECK_PID" ] || kill "$CHECK_PID" 2>/dev/null || true
+  exit 130
+}
+trap on_signal INT TERM
 on_err() { trap 'FAILED=$((FAILED + 1)); log "FAIL: a set-up command failed (line $LINENO)"' ERR; }
 on_err
 
@@ -104,8 +113,11 @@ check() {
   log "---- $name"
   trap - ERR
   set +e
-  (set -e; "$@")
+  (set -e; "$@") &
+  CHECK_PID=$!
+  wait "$CHECK_PID"
   rc=$?
+  CHECK_PID=
   set -e
   on_err
   if [ "$rc" = 0 ]; then
@@ -278,6 +290,7 @@ SchedulerParameters=bf_interval=1,sched_interval=2
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
+KillWait=5
 SlurmctldPidFile=$SLURM_RUN/slurmctld.pid
 SlurmdPidFile=$SLURM_RUN/slurmd-%n.pid
 StateSaveLocation=$SLURM_RUN/state
@@ -308,11 +321,20 @@ EOF
   log "Slurm $(sinfo -V | cut -d' ' -f2) up: $(sinfo -h -N -o '%N %c CPUs %m MB %t' | paste -sd ';')"
 }
 
+# Ends the jobs first (slurmd waits for its job steps), then the daemons.
 slurm_stop() {
   local pid
   scancel --quiet --user=root 2>/dev/null || true
+  for _ in $(seq 120); do
+    squeue -h 2>/dev/null | grep . >/dev/null || break
+    sleep 0.25
+  done
   for pid in $SLURMD_PID $CTLD_PID; do kill "$pid" 2>/dev/null || true; done
-  for pid in $SLURMD_PID $CTLD_PID; do wait "$pid" 2>/dev/null || true; done
+  for pid in $SLURMD_PID $CTLD_PID; do
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   SLURMD_PID=
   CTLD_PID=
 }
