@@ -429,7 +429,7 @@ slurm_time_limit() {
   [ "$(job_field "$jid" TimeLimit)" = 00:01:00 ] || fail "job $jid has time limit $(job_field "$jid" TimeLimit)"
   local restarts
   restarts=$(job_field "$jid" Restarts)
-  [ "$restarts" -ge 1 ] || fail "job $jid was never interrupted: the first run finished before the time-limit warning"
+  [ "$restarts" -ge 1 ] || fail "job $jid was never interrupted: the first run finished before the time-limit warning (it started at $(grep -m 1 -oE '[0-9:]{8} run 1 of job' "$out" | cut -c1-8), the pass was due at $(date -d "@$pass" +%T))"
   grep -q 'SIGUSR1: the time limit is near' "$out" || fail "no time-limit warning in $out"
   ! grep -q 'DUE TO TIME LIMIT' "$out" || fail "a run was killed by the time limit instead of stopping before it"
   # the first run stopped in the middle of the job ...
