@@ -208,6 +208,16 @@ pub fn binary(name: &str) -> PathBuf {
         build
             .current_dir(workspace)
             .args(["build", "--quiet", "-p", "cayley-coordinator", "-p", "cayley-worker"]);
+        // `cargo test` gives each test executable the variables of its own crate and target
+        // (CARGO_PKG_NAME, CARGO_CRATE_NAME, OUT_DIR, ...). Build scripts that rerun when such
+        // a variable changes would then rebuild the dependency tree once per test file (two
+        // minutes each here), so the nested build gets the environment of a plain `cargo build`.
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy().into_owned();
+            if is_per_crate_cargo_variable(&key) {
+                build.env_remove(key);
+            }
+        }
         if dir.file_name().is_some_and(|n| n == "release") {
             build.arg("--release");
         }
@@ -222,6 +232,19 @@ pub fn binary(name: &str) -> PathBuf {
     let bin = dir.join(format!("{}{}", name, std::env::consts::EXE_SUFFIX));
     assert!(bin.exists(), "{} is missing after the build", bin.display());
     bin
+}
+
+/// Whether `key` is one of the variables cargo sets for the crate it is building or
+/// testing, as opposed to configuration a user set for every build.
+fn is_per_crate_cargo_variable(key: &str) -> bool {
+    const PREFIXES: [&str; 4] = ["CARGO_PKG_", "CARGO_CRATE_", "CARGO_MANIFEST_", "CARGO_BIN_"];
+    const EXACT: [&str; 4] = [
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "CARGO_RUSTC_CURRENT_DIR",
+        "OUT_DIR",
+    ];
+    PREFIXES.iter().any(|p| key.starts_with(p)) || EXACT.contains(&key)
 }
 
 /// A fresh directory for one end-to-end test. On Linux it lives in

@@ -1,5 +1,5 @@
 //! The cluster path with real processes on 127.0.0.1: `cayley serve` plus
-//! `cayley-worker`s. Tables are checked against ../shared/reference/published.md
+//! `cayley-worker`s. Tables are checked against tests/data/published.md
 //! or the independent hash-set BFS of `cayley_tests`.
 
 use cayley_tests::cube::{cube_sticker_generators, cube_tws};
@@ -86,14 +86,22 @@ fn a_worker_joining_after_level_3_gets_tasks() {
         dir.path(),
         "loopover:2x5",
         TOKEN,
-        &["--no-symmetry", "--shard-pieces", "2"],
+        &["--no-symmetry", "--shard-pieces", "2", "--lease-secs", "2"],
     );
     let early = start_worker(&coordinator.url, TOKEN, dir.path(), 1);
     assert!(
         wait_until(LONG, || coordinator.levels_done() >= 4),
         "level 3 never finished"
     );
+    // A 2x5 level takes milliseconds, so the early worker could finish the job before the
+    // late one has registered. Pause it until two more levels are done: they can only have
+    // been computed by the late worker (the early one's lease, if it held one, expires).
+    signal(&early, libc::SIGSTOP);
+    let paused_at = coordinator.levels_done();
     let late = start_worker(&coordinator.url, TOKEN, dir.path(), 1);
+    let progressed = wait_until(LONG, || coordinator.levels_done() >= paused_at + 2);
+    signal(&early, libc::SIGCONT);
+    assert!(progressed, "no level finished while the early worker was paused");
     let (ok, late_err) = worker_output(late, LONG);
     assert!(ok, "{}", late_err);
     let (ok, early_err) = worker_output(early, LONG);
@@ -107,6 +115,12 @@ fn a_worker_joining_after_level_3_gets_tasks() {
     };
     assert!(tasks(&late_err) > 0, "the late worker computed no task: {}", late_err);
     assert_eq!(coordinator.finish(LONG), LOOPOVER_2X5);
+}
+
+fn signal(child: &std::process::Child, sig: libc::c_int) {
+    // SAFETY: kill(2) with the pid of a child we have not yet waited for; no memory is shared.
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+    assert_eq!(rc, 0, "kill({}) failed", sig);
 }
 
 #[test]
