@@ -128,10 +128,18 @@ def main():
         need(c["command"][0] in IMAGE_COMMANDS, f"{name}: its command is in the image")
     for flag in ("--checkpoint-dir", "--out"):
         need((arg_after(cargs, flag) or "").startswith("/data/"), f"the coordinator's {flag} is on the shared volume")
-    scratch = arg_after(wargs, "--scratch")
-    wvols = {v["name"]: v for v in pod_of(worker_job)["volumes"]}
-    smount = [m for m in worker["volumeMounts"] if m["mountPath"] == scratch]
-    need(len(smount) == 1 and "emptyDir" in wvols[smount[0]["name"]], "the workers' --scratch is a node-local emptyDir")
+    # The worker's memory budget must leave room under its container limit
+    # (the budget covers shards and tables; the process needs a little more).
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30}
+    def size(text):
+        for u in sorted(units, key=len, reverse=True):
+            if text.endswith(u):
+                return float(text[: -len(u)]) * units[u]
+        return float(text)
+    budget = arg_after(wargs, "--memory")
+    limit = worker.get("resources", {}).get("limits", {}).get("memory")
+    need(budget is not None and limit is not None and size(budget) <= 0.8 * size(limit),
+         "the workers' --memory is at most 80% of their container's memory limit")
 
     for c in checks:
         print(f"  ok: {c}")
