@@ -57,7 +57,9 @@ impl SearchContext {
             KernelData::Blocks { table, cache, .. } => {
                 table.bytes() as u64 + cache.as_ref().map_or(0, |_| transition_bytes(&self.job))
             }
-            KernelData::Coded(_) | KernelData::Reduced(_) => 0,
+            KernelData::Coded(_) => 0,
+            // The fiber-map tables are shared and bounded, not per shard.
+            KernelData::Reduced(_) => crate::reduced::tables::TABLE_CACHE_BYTES as u64,
         }
     }
 

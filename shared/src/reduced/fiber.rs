@@ -20,9 +20,11 @@
 //! kernel's inner loop is one table lookup per state.
 
 use super::keys::{Key, MAX_BLOCKS};
+use super::tables::TableCache;
 use crate::lowtable::low_rank;
 use crate::perm::Perm;
 use crate::rank::{factorial, rank_parity, rank_perm, unrank_perm, unrank_prefix};
+use std::sync::Arc;
 
 /// Inner digits are taken from the end until a row holds at least this
 /// many states (or every digit is inner).
@@ -276,10 +278,10 @@ impl FiberLayout {
 /// of its image key, as per-digit contributions to the target index.
 pub struct FiberMap {
     /// Per outer source digit: contribution of each value.
-    outer: Vec<Vec<u64>>,
+    outer: Vec<Arc<Vec<u64>>>,
     /// Per forced parity of the row (one table unless halved): contribution
     /// of each inner index of the row.
-    inner: Vec<Vec<u64>>,
+    inner: Arc<Vec<Vec<u64>>>,
     /// Parity term of the source key (for a halved last digit).
     key_parity: bool,
     /// Outer digit sizes, for row parities.
@@ -291,7 +293,8 @@ pub struct FiberMap {
 impl FiberMap {
     /// The map `f`, `g` on states of the fiber of `source` (`g` must map
     /// blocks onto blocks). Returns the map and the target key.
-    pub fn new(layout: &FiberLayout, source: &Key, f: &Perm, g: &Perm) -> (FiberMap, Key) {
+    /// Its tables come from `tables` when an earlier map built them.
+    pub fn new(layout: &FiberLayout, tables: &TableCache, source: &Key, f: &Perm, g: &Perm) -> (FiberMap, Key) {
         let nb = layout.blocks.len();
         let mut target = [0u64; MAX_BLOCKS];
         // Per source block: target block, slot position map μ, piece position map λ.
@@ -318,53 +321,66 @@ impl FiberMap {
             (mu, lambda)
         };
         let maps: Vec<(Vec<u8>, Vec<u8>)> = (0..nb).map(positions).collect();
-        // Contribution of source digit i with full rank `rank`.
-        let contribution = |i: usize, rank: u64| -> u64 {
-            let d = &layout.digits[i];
-            let (mu, lambda) = &maps[d.block];
-            let mut a = [0u8; MAX_BLOCKS];
-            unrank_prefix(rank, d.size, d.size, &mut a);
-            let mut image = [0u8; MAX_BLOCKS];
-            for j in 0..d.size {
-                image[lambda[j] as usize] = mu[a[j] as usize];
-            }
-            let td = &layout.digits[layout.digit_of_block[to_block[d.block]].expect("same size")];
-            layout.stored(td, rank_perm(&image[..d.size])) * td.stride
+        let target_digit = |i: usize| -> usize {
+            layout.digit_of_block[to_block[layout.digits[i].block]].expect("same size")
         };
-        // Each digit's contribution by full rank, computed once; the row
-        // tables are sums of these.
-        let by_rank: Vec<Vec<u64>> = (0..layout.digits.len())
-            .map(|i| {
-                (0..factorial(layout.digits[i].size) as u64)
-                    .map(|r| contribution(i, r))
-                    .collect()
-            })
-            .collect();
-        let split = layout.digits.iter().take_while(|d| d.outer).count();
-        let outer: Vec<Vec<u64>> = by_rank[..split].to_vec();
-        let parities = if layout.halved { 2 } else { 1 };
-        let inner_digits = split..layout.digits.len();
-        let inner = (0..parities)
-            .map(|q| {
-                (0..layout.row_states)
-                    .map(|col| {
-                        let mut sum = 0u64;
-                        let mut parity = false;
-                        for i in inner_digits.clone() {
-                            let d = &layout.digits[i];
-                            let mut value = (col / d.stride) % d.radix;
-                            if layout.halved && i + 1 == layout.digits.len() {
-                                value = low_rank(value as usize, (q == 1) ^ parity, true, d.size);
-                            } else {
-                                parity ^= rank_parity(value, d.size);
-                            }
-                            sum += by_rank[i][value as usize];
+        // What digit i's contributions depend on: the digit, its target
+        // digit and the two position maps. Equal keys give equal tables.
+        let digit_key = |i: usize| -> Vec<u8> {
+            let (mu, lambda) = &maps[layout.digits[i].block];
+            let mut key = vec![i as u8, target_digit(i) as u8];
+            key.extend_from_slice(mu);
+            key.extend_from_slice(lambda);
+            key
+        };
+        // Contribution of source digit i by full rank.
+        let by_rank = |i: usize| -> Arc<Vec<u64>> {
+            tables.digit(&digit_key(i), || {
+                let d = &layout.digits[i];
+                let (mu, lambda) = &maps[d.block];
+                let td = &layout.digits[target_digit(i)];
+                (0..factorial(d.size) as u64)
+                    .map(|rank| {
+                        let mut a = [0u8; MAX_BLOCKS];
+                        unrank_prefix(rank, d.size, d.size, &mut a);
+                        let mut image = [0u8; MAX_BLOCKS];
+                        for j in 0..d.size {
+                            image[lambda[j] as usize] = mu[a[j] as usize];
                         }
-                        sum
+                        layout.stored(td, rank_perm(&image[..d.size])) * td.stride
                     })
                     .collect()
             })
-            .collect();
+        };
+        let split = layout.digits.iter().take_while(|d| d.outer).count();
+        let outer: Vec<Arc<Vec<u64>>> = (0..split).map(by_rank).collect();
+        let inner_digits = split..layout.digits.len();
+        let rows_key: Vec<u8> = inner_digits.clone().flat_map(digit_key).collect();
+        let inner = tables.rows(&rows_key, || {
+            let contributions: Vec<Arc<Vec<u64>>> = inner_digits.clone().map(by_rank).collect();
+            let parities = if layout.halved { 2 } else { 1 };
+            (0..parities)
+                .map(|q| {
+                    (0..layout.row_states)
+                        .map(|col| {
+                            let mut sum = 0u64;
+                            let mut parity = false;
+                            for (k, i) in inner_digits.clone().enumerate() {
+                                let d = &layout.digits[i];
+                                let mut value = (col / d.stride) % d.radix;
+                                if layout.halved && i + 1 == layout.digits.len() {
+                                    value = low_rank(value as usize, (q == 1) ^ parity, true, d.size);
+                                } else {
+                                    parity ^= rank_parity(value, d.size);
+                                }
+                                sum += contributions[k][value as usize];
+                            }
+                            sum
+                        })
+                        .collect()
+                })
+                .collect()
+        });
         let map = FiberMap {
             outer,
             inner,

@@ -91,7 +91,7 @@ impl ReducedMoves {
     pub(crate) fn backward(&self, space: &ReducedSpace, shard: u64, g: usize, step: Step) -> FiberMap {
         let sym = &space.symmetries;
         let f = sym.slots[step.symmetry].after(&self.inverse[g]);
-        let (map, target) = FiberMap::new(space.fiber(), &space.key(shard), &f, &sym.pieces[step.symmetry]);
+        let (map, target) = space.fiber_map(&space.key(shard), &f, &sym.pieces[step.symmetry]);
         debug_assert_eq!(
             target[..space.fiber().blocks()],
             space.key(step.source)[..space.fiber().blocks()]
@@ -105,7 +105,7 @@ impl ReducedMoves {
         let sym = &space.symmetries;
         let f = self.forward[g].after(&sym.slots[step.symmetry].inverse());
         let g_pieces = sym.pieces[step.symmetry].inverse();
-        let (map, target) = FiberMap::new(space.fiber(), &space.key(step.source), &f, &g_pieces);
+        let (map, target) = space.fiber_map(&space.key(step.source), &f, &g_pieces);
         debug_assert_eq!(
             target[..space.fiber().blocks()],
             space.key(shard)[..space.fiber().blocks()]

@@ -21,9 +21,13 @@ pub mod fiber;
 pub mod kernel;
 pub mod keys;
 pub mod plan;
+pub mod tables;
 
+use crate::perm::Perm;
 use crate::puzzle::Puzzle;
 use crate::symmetry::Symmetries;
+use std::sync::Arc;
+use tables::TableCache;
 use fiber::{FiberLayout, FiberMap};
 use keys::{Key, KeySpace};
 
@@ -34,6 +38,8 @@ pub struct ReducedSpace {
     pub symmetries: Symmetries,
     keys: KeySpace,
     fiber: FiberLayout,
+    /// Fiber-map tables shared by all tasks (and clones) of this space.
+    tables: Arc<TableCache>,
 }
 
 impl PartialEq for ReducedSpace {
@@ -82,6 +88,7 @@ impl ReducedSpace {
             symmetries,
             keys,
             fiber,
+            tables: Arc::default(),
         }
     }
 
@@ -145,6 +152,17 @@ impl ReducedSpace {
         self.fiber.decode(bit as u64, &self.key(shard))
     }
 
+    /// The state map `z[g(i)] = f(y[i])` on the fiber of `source`, and the
+    /// key it maps to.
+    pub(crate) fn fiber_map(&self, source: &Key, f: &Perm, g: &Perm) -> (FiberMap, Key) {
+        FiberMap::new(&self.fiber, &self.tables, source, f, g)
+    }
+
+    /// Lookups of fiber-map tables answered from the cache, and tables built.
+    pub fn table_hits(&self) -> (u64, u64) {
+        self.tables.hit_counts()
+    }
+
     /// Classes of states among the set bits of `shard`: each class is
     /// stored once per member of `Stab(K)`'s orbits, so Burnside's lemma
     /// over the stabiliser counts them.
@@ -160,7 +178,7 @@ impl ReducedSpace {
         let fixed: u64 = stabilizer
             .iter()
             .map(|&k| {
-                let (map, _) = FiberMap::new(&self.fiber, &key, &self.symmetries.slots[k], &self.symmetries.pieces[k]);
+                let (map, _) = self.fiber_map(&key, &self.symmetries.slots[k], &self.symmetries.pieces[k]);
                 map.fixed_points(words, self.fiber.row_words())
             })
             .sum();

@@ -1,0 +1,121 @@
+//! Contribution tables of [`FiberMap`](super::fiber::FiberMap)s, built once
+//! and shared by every map that needs the same one.
+//!
+//! A map's tables depend only on each digit's position maps (μ, λ) and
+//! target digit, not on the shard: on `loopover:3x5` a level needs 282,000
+//! maps (12,841 shards × 22 moves) but only a few hundred distinct inner
+//! tables of 14,400 entries. Building them per map cost 5–20 s per level
+//! before any state was expanded; see BENCHMARKS.md.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Upper bound on the bytes of tables kept. Past it the cache starts over:
+/// the tables in use stay alive through their `Arc`s, and the next maps
+/// rebuild what they need.
+pub const TABLE_CACHE_BYTES: usize = 64 << 20;
+
+/// Shared, bounded cache of contribution tables, keyed by the bytes that
+/// determine them (see `FiberMap::new`).
+#[derive(Default)]
+pub struct TableCache {
+    state: Mutex<CacheState>,
+}
+
+#[derive(Default)]
+struct CacheState {
+    digits: HashMap<Vec<u8>, Arc<Vec<u64>>>,
+    rows: HashMap<Vec<u8>, Arc<Vec<Vec<u64>>>>,
+    bytes: usize,
+    hits: u64,
+    misses: u64,
+}
+
+impl std::fmt::Debug for TableCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (hits, misses) = self.hit_counts();
+        write!(f, "TableCache {{ hits: {}, misses: {} }}", hits, misses)
+    }
+}
+
+impl TableCache {
+    /// One digit's contribution by full rank, built by `build` on a miss.
+    pub fn digit(&self, key: &[u8], build: impl FnOnce() -> Vec<u64>) -> Arc<Vec<u64>> {
+        self.get_or_build(key, |s| &mut s.digits, build, |t| t.len() * 8)
+    }
+
+    /// A row's inner tables (one per forced parity), built by `build` on a miss.
+    pub fn rows(&self, key: &[u8], build: impl FnOnce() -> Vec<Vec<u64>>) -> Arc<Vec<Vec<u64>>> {
+        self.get_or_build(key, |s| &mut s.rows, build, |t| t.iter().map(|r| r.len() * 8).sum())
+    }
+
+    /// Lookups answered from the cache and lookups that built a table.
+    pub fn hit_counts(&self) -> (u64, u64) {
+        let s = self.lock();
+        (s.hits, s.misses)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, CacheState> {
+        // A panic while holding the lock cannot leave a half-inserted table:
+        // the maps are only ever given whole entries.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn get_or_build<T>(
+        &self,
+        key: &[u8],
+        map: impl Fn(&mut CacheState) -> &mut HashMap<Vec<u8>, Arc<T>>,
+        build: impl FnOnce() -> T,
+        bytes: impl Fn(&T) -> usize,
+    ) -> Arc<T> {
+        {
+            let mut s = self.lock();
+            if let Some(t) = map(&mut s).get(key).cloned() {
+                s.hits += 1;
+                return t;
+            }
+            s.misses += 1;
+        }
+        // Built outside the lock so that other threads keep going; two threads
+        // may build the same table once, which is harmless.
+        let table = Arc::new(build());
+        let size = bytes(&table) + key.len();
+        let mut s = self.lock();
+        if s.bytes + size > TABLE_CACHE_BYTES {
+            s.digits.clear();
+            s.rows.clear();
+            s.bytes = 0;
+        }
+        s.bytes += size;
+        map(&mut s).insert(key.to_vec(), Arc::clone(&table));
+        table
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_is_built_once_and_shared() {
+        let cache = TableCache::default();
+        let a = cache.digit(&[1, 2, 3], || vec![7; 10]);
+        let b = cache.digit(&[1, 2, 3], || unreachable!("already cached"));
+        assert!(Arc::ptr_eq(&a, &b));
+        let c = cache.digit(&[1, 2, 4], || vec![8; 10]);
+        assert_eq!(c[0], 8);
+        assert_eq!(cache.hit_counts(), (1, 2));
+    }
+
+    #[test]
+    fn the_cache_starts_over_when_full() {
+        let cache = TableCache::default();
+        let big = TABLE_CACHE_BYTES / 8 / 2 + 1;
+        let first = cache.rows(&[0], || vec![vec![1; big]]);
+        cache.rows(&[1], || vec![vec![2; big]]);
+        // The first entry was dropped from the cache but stays valid for its holder.
+        assert_eq!(first[0][0], 1);
+        let again = cache.rows(&[0], || vec![vec![3; 4]]);
+        assert_eq!(again[0][0], 3);
+    }
+}
