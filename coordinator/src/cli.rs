@@ -28,6 +28,9 @@ pub enum Command {
     /// Show a puzzle's generators, group order, shard plan and the memory
     /// and disk a run needs, without running it.
     Info(InfoArgs),
+    /// Project how long a job would take on a cluster (nodes x cores x memory)
+    /// from kernel, zstd and disk throughput measured on this machine.
+    Plan(PlanArgs),
     /// Counting lower bound on the diameter: canonical move sequences per length.
     Bound(crate::bound::BoundArgs),
 }
@@ -187,7 +190,28 @@ pub struct StatusArgs {
     pub tls_ca: Option<PathBuf>,
 }
 
+/// `cayley plan`.
 #[derive(Args, Debug)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub puzzle: PuzzleArgs,
+    /// Machines in the cluster, one worker each.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub nodes: u32,
+    /// Cores per machine [default: this machine's].
+    #[arg(long, value_name = "C", value_parser = clap::value_parser!(u32).range(1..))]
+    pub cores: Option<u32>,
+    /// Memory of each machine's worker, e.g. 128G [default: 60% of the memory available here].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<u64>,
+    /// A directory on the checkpoint's filesystem, where disk throughput is
+    /// measured (256 MiB written, fsynced, read and removed) [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint_dir: Option<PathBuf>,
+}
+
+/// `cayley info`.
+#[derive(Args, Debug, Clone)]
 pub struct InfoArgs {
     #[command(flatten)]
     pub puzzle: PuzzleArgs,

@@ -6,6 +6,7 @@ mod cli;
 mod info;
 mod local;
 mod manifest;
+mod plan;
 mod progress;
 mod result;
 mod run;
@@ -31,6 +32,7 @@ fn main() {
         cli::Command::Resume(args) => run::resume(args),
         cli::Command::Status(args) => status::status(args),
         cli::Command::Info(args) => info::info(args),
+        cli::Command::Plan(args) => plan::plan(args),
         cli::Command::Bound(args) => bound::bound(args),
     };
     if let Err(err) = outcome {

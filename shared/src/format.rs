@@ -45,7 +45,7 @@ pub const HEADER_LEN: usize = 96;
 pub const ENTRY_LEN: usize = 32;
 /// zstd level: level 1 already shrinks sparse frontiers to almost nothing and
 /// keeps dense ones near one bit per state, at several hundred MB/s.
-const ZSTD_LEVEL: i32 = 1;
+pub const ZSTD_LEVEL: i32 = 1;
 /// Environment variable naming a `level:chunk` whose write fails as if the
 /// disk were full (fault injection for tests).
 pub const FAULT_DISK_FULL_ENV: &str = "CAYLEY_FAULT_DISK_FULL";

@@ -27,6 +27,7 @@ pub mod antipodes;
 pub mod bignat;
 pub mod bits;
 pub mod bound;
+pub mod calibrate;
 pub mod checkpoint;
 pub mod chunking;
 pub mod codec;

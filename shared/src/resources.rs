@@ -64,7 +64,8 @@ pub fn requirements(job: &Job) -> Requirements {
                     0
                 }
         }
-        Space::Coded(_) | Space::Reduced(_) => 0,
+        Space::Coded(_) => 0,
+        Space::Reduced(_) => crate::reduced::tables::TABLE_CACHE_BYTES as u64,
     };
     // One task holds its sources, its own two earlier levels and its
     // output; one more shard of slack covers a frame being decompressed.

@@ -321,9 +321,8 @@ impl FiberMap {
             (mu, lambda)
         };
         let maps: Vec<(Vec<u8>, Vec<u8>)> = (0..nb).map(positions).collect();
-        let target_digit = |i: usize| -> usize {
-            layout.digit_of_block[to_block[layout.digits[i].block]].expect("same size")
-        };
+        let target_digit =
+            |i: usize| -> usize { layout.digit_of_block[to_block[layout.digits[i].block]].expect("same size") };
         // What digit i's contributions depend on: the digit, its target
         // digit and the two position maps. Equal keys give equal tables.
         let digit_key = |i: usize| -> Vec<u8> {

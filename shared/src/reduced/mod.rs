@@ -26,10 +26,10 @@ pub mod tables;
 use crate::perm::Perm;
 use crate::puzzle::Puzzle;
 use crate::symmetry::Symmetries;
-use std::sync::Arc;
-use tables::TableCache;
 use fiber::{FiberLayout, FiberMap};
 use keys::{Key, KeySpace};
+use std::sync::Arc;
+use tables::TableCache;
 
 /// The reduced state space of a job.
 #[derive(Clone, Debug)]
