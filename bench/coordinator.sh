@@ -18,7 +18,7 @@ printf '%8s %8s %10s %12s %14s\n' workers tasks wall_s coord_cpu_s cpu_ms_per_ta
 for n in "${counts[@]}"; do
   rm -rf "$out/$n"; mkdir -p "$out/$n"
   $bin/cayley serve loopover:2x5 --shard-pieces 3 --chunk-shards 1 --listen 127.0.0.1:7199 \
-    --token "$token" --checkpoint-dir "$out/$n/ck" --out "$out/$n/out" -q 2> "$out/$n/serve.log" &
+    --token "$token" --checkpoint-dir "$out/$n/ck" --out "$out/$n/out" -q > /dev/null 2> "$out/$n/serve.log" &
   coord=$!
   start=$(date +%s.%N)
   sleep 0.3
