@@ -187,6 +187,7 @@ fn plan_codec(puzzle: &Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Co
         solved_cells: &puzzle.solved[..n],
         solved_twists: &puzzle.solved[n..],
         modulus: &coding.modulus,
+        wild: &coding.wild,
         moves: puzzle.moves.iter().map(|m| (m.perm.images(), &m.twist[..])).collect(),
     };
     Codec::plan(&input, shard_pieces).map_err(|e| anyhow::anyhow!("'{}' cannot be searched: {}", puzzle.spec, e))

@@ -180,6 +180,7 @@ fn coded_puzzle(spec: &str, metric: Metric, def: &Definition, point_moves: Vec<M
         coding: Some(Coding {
             class_labels,
             modulus: slot_points.iter().map(|&(_, k)| k as u8).collect(),
+            wild: Vec::new(),
         }),
     }
 }
