@@ -184,11 +184,9 @@ impl CodedTask<'_> {
 pub fn expand_coded(task: &CodedTask, out: &mut [u64], on_unit: &(dyn Fn(u64) + Sync)) -> TaskStats {
     let sources = task.moves.source_shards(task.codec, task.shard);
     let table_kernel = task.codec.low().states() >= MIN_TABLE_LOW_STATES && task.codec.shard_blocks() < u32::MAX as u64;
-    let mut stats = if table_kernel {
+    if table_kernel {
         blocks::expand(task, &sources, out, on_unit)
     } else {
         states::expand(task, &sources, out, on_unit)
-    };
-    stats.found = crate::bits::popcount(out);
-    stats
+    }
 }

@@ -19,7 +19,7 @@
 //! Blocks are processed in parallel in groups whose bits are whole words,
 //! so no two threads write one word and no atomics are needed.
 
-use super::bitrange::{any_in, extract, or_into};
+use super::bitrange::{any_in, extract, or_into, popcount, popcount_or};
 use super::{CodedTask, State};
 use crate::kernel::TaskStats;
 use rayon::prelude::*;
@@ -67,11 +67,7 @@ pub(super) fn expand(task: &CodedTask, sources: &[u64], out: &mut [u64], on_unit
         units: Units::new(out.len(), on_unit),
     };
     let unseen_in = |words: std::ops::Range<usize>| -> u64 {
-        let seen: u64 = task.previous[words.clone()]
-            .iter()
-            .zip(&task.current[words.clone()])
-            .map(|(p, c)| (p | c).count_ones() as u64)
-            .sum();
+        let seen = popcount_or(&task.previous[words.clone()], &task.current[words.clone()]);
         (words.len() as u64 * 64).min(task.codec.shard_states() - words.start as u64 * 64) - seen
     };
     let unseen = unseen_in(0..out.len());
@@ -100,7 +96,7 @@ pub(super) fn expand(task: &CodedTask, sources: &[u64], out: &mut [u64], on_unit
         stats.evaluations as u128 * unseen as u128 <= top_down_cost as u128 * sampled_unseen.max(1) as u128
     };
     stats = stats.plus(pass.run(&mut groups, bottom_up));
-    pass.units.finish();
+    stats.found = pass.units.finish();
     stats
 }
 
@@ -183,7 +179,7 @@ impl Occupied {
                         *bits |= (any_in(words, b * w, w) as u64) << (b % 64);
                     }
                 });
-                let count = words.par_chunks(4096).map(crate::bits::popcount).sum::<u64>();
+                let count = words.par_chunks(4096).map(popcount).sum::<u64>();
                 (bits, count)
             })
             .unzip();
@@ -219,8 +215,6 @@ struct Scratch {
     unseen: Vec<u64>,
     /// New states of the target block.
     found: Vec<u64>,
-    /// One source block's bits.
-    source: Vec<u64>,
     /// Moves whose source block is legal and holds frontier states.
     live: Vec<bool>,
 }
@@ -233,7 +227,6 @@ impl Scratch {
             moves,
             unseen: vec![0; words],
             found: vec![0; words],
-            source: vec![0; words],
             live: vec![false; moves],
         }
     }
@@ -268,37 +261,21 @@ impl Scratch {
         any != 0
     }
 
-    /// Copies the source block of move `m` into `self.source`; false when
-    /// the move is illegal there or the block holds no frontier state.
-    fn load_source(&mut self, task: &CodedTask, sources: &[u64], row: &[u32], m: usize) -> bool {
-        if !self.live[m] {
-            return false;
-        }
-        extract(
-            task.frontier_of(sources[m]),
-            row[m] as usize * self.w,
-            self.w,
-            &mut self.source,
-        );
-        true
-    }
-
     /// New states of the block into `self.found`, by probing predecessors.
     fn bottom_up(&mut self, task: &CodedTask, sources: &[u64], row: &[u32]) -> u64 {
         let mut evaluations = 0u64;
-        for m in 0..self.moves {
-            if !self.load_source(task, sources, row, m) {
-                continue;
-            }
+        for m in (0..self.moves).filter(|&m| self.live[m]) {
             let back = task.codec.low().backward(m);
+            let src = task.frontier_of(sources[m]);
+            let base = row[m] as usize * self.w;
             let mut left = 0u64;
             for (i, (rem, found)) in self.unseen.iter_mut().zip(self.found.iter_mut()).enumerate() {
                 let mut bits = *rem;
                 let mut hit = 0u64;
                 while bits != 0 {
                     let b = bits.trailing_zeros();
-                    let x = back[i * 64 + b as usize] as usize;
-                    hit |= (self.source[x / 64] >> (x % 64) & 1) << b;
+                    let x = base + back[i * 64 + b as usize] as usize;
+                    hit |= (src[x / 64] >> (x % 64) & 1) << b;
                     bits &= bits - 1;
                     evaluations += 1;
                 }
@@ -316,15 +293,22 @@ impl Scratch {
     /// New states of the block into `self.found`, by marking successors.
     fn top_down(&mut self, task: &CodedTask, sources: &[u64], row: &[u32]) -> u64 {
         let mut evaluations = 0u64;
-        for m in 0..self.moves {
-            if !self.load_source(task, sources, row, m) {
-                continue;
-            }
+        for m in (0..self.moves).filter(|&m| self.live[m]) {
             let fwd = task.codec.low().forward(m);
-            for (i, &word) in self.source.iter().enumerate() {
+            let src = task.frontier_of(sources[m]);
+            let base = row[m] as usize * self.w;
+            let (first, last) = (base / 64, (base + self.w - 1) / 64);
+            for (i, &word) in src[first..=last].iter().enumerate() {
                 let mut bits = word;
+                if i == 0 {
+                    bits &= u64::MAX << (base % 64);
+                }
+                if first + i == last {
+                    bits &= u64::MAX >> (63 - (base + self.w - 1) % 64);
+                }
                 while bits != 0 {
-                    let y = fwd[i * 64 + bits.trailing_zeros() as usize] as usize;
+                    let x = (first + i) * 64 + bits.trailing_zeros() as usize - base;
+                    let y = fwd[x] as usize;
                     self.found[y / 64] |= 1 << (y % 64);
                     bits &= bits - 1;
                     evaluations += 1;
@@ -392,6 +376,7 @@ struct Units<'a> {
     words: usize,
     on_unit: &'a (dyn Fn(u64) + Sync),
     carry: AtomicU64,
+    total: AtomicU64,
 }
 
 impl<'a> Units<'a> {
@@ -400,12 +385,15 @@ impl<'a> Units<'a> {
             words,
             on_unit,
             carry: AtomicU64::new(0),
+            total: AtomicU64::new(0),
         }
     }
 
     /// A group covering words `first ..` (`chunk`) is done.
     fn done(&self, first: usize, chunk: &[u64]) {
-        self.carry.fetch_add(crate::bits::popcount(chunk), Ordering::Relaxed);
+        let found = popcount(chunk);
+        self.carry.fetch_add(found, Ordering::Relaxed);
+        self.total.fetch_add(found, Ordering::Relaxed);
         let last_unit = (self.words - 1) / 64;
         // Units whose last word lies in this group, the shard's last excepted.
         let ends = (first..first + chunk.len())
@@ -417,9 +405,11 @@ impl<'a> Units<'a> {
         }
     }
 
-    /// Reports the shard's last unit with whatever is left.
-    fn finish(self) {
+    /// Reports the shard's last unit with whatever is left; returns the
+    /// states found in the whole shard.
+    fn finish(self) -> u64 {
         (self.on_unit)(self.carry.into_inner());
+        self.total.into_inner()
     }
 }
 

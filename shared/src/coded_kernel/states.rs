@@ -53,7 +53,7 @@ pub(super) fn expand(task: &CodedTask, sources: &[u64], out: &mut [u64], on_unit
         unseen: &unseen,
         on_unit,
     };
-    if unseen_count == 0 || frontier_count == 0 {
+    let mut stats = if unseen_count == 0 || frontier_count == 0 {
         out.fill(0);
         for _ in out.chunks(UNIT_WORDS) {
             on_unit(0);
@@ -63,7 +63,9 @@ pub(super) fn expand(task: &CodedTask, sources: &[u64], out: &mut [u64], on_unit
         bottom_up(&pass, out)
     } else {
         top_down(&pass, out)
-    }
+    };
+    stats.found = crate::bits::popcount(out);
+    stats
 }
 
 fn bottom_up(pass: &Pass, out: &mut [u64]) -> TaskStats {
