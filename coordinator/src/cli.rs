@@ -1,7 +1,7 @@
 //! Command-line interface definitions.
 
 use cayley_shared::manifest::KeepLevels;
-use cayley_shared::puzzle::{job_spec, Metric};
+use cayley_shared::puzzle::{job_spec, Metric, TwsOptions};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -48,6 +48,22 @@ pub struct PuzzleArgs {
     /// written (no inverses added); distances are word lengths of positive words.
     #[arg(long)]
     pub directed: bool,
+    /// tws: files only: keep only these moves, as twsearch's --moves does (`U` keeps U, U2
+    /// and U'; `R2` keeps R2 alone).
+    #[arg(long, value_name = "MOVES")]
+    pub moves: Option<String>,
+    /// tws: files only: leave out these sets (comma-separated names).
+    #[arg(long, value_name = "SETS")]
+    pub omit: Option<String>,
+    /// tws: files only: leave out the center sets (names starting `ce`), as twsearch does.
+    #[arg(long)]
+    pub nocenters: bool,
+    /// tws: files only: leave out the corner sets (names like `c?r…`), as twsearch does.
+    #[arg(long)]
+    pub nocorners: bool,
+    /// tws: files only: leave out the edge sets (names starting `ed`), as twsearch does.
+    #[arg(long)]
+    pub noedges: bool,
     /// Number of leading pieces (or piece classes) whose slots form the shard key
     /// (default: chosen so a shard's bit array is at most 32 MiB).
     #[arg(long, value_name = "K")]
@@ -57,7 +73,23 @@ pub struct PuzzleArgs {
 impl PuzzleArgs {
     /// The job's spec string: the puzzle, with its tracked pieces if any.
     pub fn spec(&self) -> String {
-        job_spec(&self.puzzle, self.directed, self.track.as_deref())
+        let options = TwsOptions {
+            moves: self
+                .moves
+                .as_ref()
+                .map(|m| m.split(',').map(|s| s.trim().to_string()).collect()),
+            omit: self
+                .omit
+                .iter()
+                .flat_map(|o| o.split(','))
+                .map(|s| s.trim().to_string())
+                .collect(),
+            no_centers: self.nocenters,
+            no_corners: self.nocorners,
+            no_edges: self.noedges,
+        };
+        let puzzle = format!("{}{}", self.puzzle.trim(), options.suffix());
+        job_spec(&puzzle, self.directed, self.track.as_deref())
     }
 }
 

@@ -1,10 +1,9 @@
 //! `cayley info`: what a run of a puzzle involves.
 
 use crate::cli::{InfoArgs, PuzzleArgs};
-use cayley_shared::group::group_order_exact;
+use cayley_shared::group::{order_of_points, puzzle_group_order};
 use cayley_shared::job::{human_bytes, Job};
-use cayley_shared::puzzle::{parse_puzzle, Puzzle};
-use cayley_shared::rank::MAX_RANKED_POINTS;
+use cayley_shared::puzzle::{parse_puzzle, split_options, tws_point_group, Metric, Puzzle, SpecError};
 use cayley_shared::space::Space;
 
 /// Parses the puzzle arguments into a planned job.
@@ -14,7 +13,14 @@ pub fn plan_job(args: &PuzzleArgs) -> anyhow::Result<Job> {
 }
 
 pub fn info(args: InfoArgs) -> anyhow::Result<()> {
-    let puzzle = parse_puzzle(&args.puzzle.spec(), args.puzzle.metric)?;
+    let spec = args.puzzle.spec();
+    let puzzle = match parse_puzzle(&spec, args.puzzle.metric) {
+        Ok(puzzle) => puzzle,
+        Err(SpecError::TooManyPoints { points, max, .. }) => {
+            return info_group_only(&spec, args.puzzle.metric, points, max)
+        }
+        Err(e) => return Err(e.into()),
+    };
     let p = &puzzle;
     println!("puzzle       {} ({} metric)", p.spec, p.metric);
     println!("slots        {}", p.slots);
@@ -41,17 +47,16 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
         println!("graph        directed: depth = length of the shortest word from solved");
     }
     // Exact at any size, so puzzles too large to search still get their order.
-    let (generators, points) = p.point_generators();
-    let order = group_order_exact(points, &generators);
+    let order = puzzle_group_order(p);
     println!("group order  {}", order);
     if let Some(reachable) = p.reachable_states.filter(|&r| Some(r) != order.to_u128()) {
         println!("reachable    {}", reachable);
     }
-    let searchable = p.coding.is_some() || p.slots <= MAX_RANKED_POINTS;
     let job = match Job::new(puzzle, args.puzzle.shard_pieces) {
         Ok(job) => job,
-        // Too large: the group part above is the answer.
-        Err(e) if !searchable => {
+        // Without a shard plan asked for, only size stops the planning: the
+        // group part above is the answer.
+        Err(e) if args.puzzle.shard_pieces.is_none() => {
             println!("search       {:#}", e);
             return Ok(());
         }
@@ -64,6 +69,31 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
         }
     }
     print_plan(&job);
+    Ok(())
+}
+
+/// A `.tws` definition too large to build as a puzzle: its generators'
+/// names and the group order on its points.
+fn info_group_only(spec: &str, metric: Metric, points: usize, max: usize) -> anyhow::Result<()> {
+    let (base, _, _) = split_options(spec);
+    let args = base.split_once(':').map_or("", |(_, a)| a);
+    let group = tws_point_group(base, args, metric)?;
+    let gens: Vec<Vec<u16>> = group.generators.iter().map(|(_, g)| g.clone()).collect();
+    let names: Vec<&str> = group.generators.iter().map(|(n, _)| n.as_str()).collect();
+    println!("puzzle       {} ({} metric)", spec, metric);
+    println!("points       {} (positions × orientations)", points);
+    println!("generators   {}: {}", names.len(), names.join(" "));
+    if !group.rotations.is_empty() {
+        println!(
+            "rotations    {} (not generators, as in twsearch)",
+            group.rotations.join(" ")
+        );
+    }
+    println!(
+        "group order  {}",
+        order_of_points(group.degree, &gens, &group.piece_len)
+    );
+    println!("search       {} points; puzzles are built with at most {}", points, max);
     Ok(())
 }
 

@@ -2,7 +2,7 @@
 //! will cost.
 
 use crate::codec::{Codec, CodecInput};
-use crate::group::{group_order, tuple_orbit_size};
+use crate::group::{puzzle_group_order, tuple_orbit_size};
 use crate::layout::{Layout, LayoutError, DEFAULT_LOW_PIECES, TARGET_SHARD_BYTES};
 use crate::lowtable::table_bytes;
 use crate::puzzle::Puzzle;
@@ -57,8 +57,7 @@ impl Job {
             None => Space::Blocks(plan_blocks(&puzzle, shard_pieces)?),
             Some(_) => Space::Coded(plan_codec(&puzzle, shard_pieces)?),
         };
-        let (generators, points) = puzzle.point_generators();
-        let group_order = group_order(points, &generators);
+        let group_order = puzzle_group_order(&puzzle).to_u128().unwrap_or(u128::MAX);
         let reachable_states = match &puzzle.coding {
             None => Some(puzzle.reachable_states.unwrap_or(group_order)),
             Some(_) => coded_reachable(&puzzle, group_order),

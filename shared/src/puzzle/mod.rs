@@ -22,6 +22,7 @@ pub use spec::{
     DIRECTED_FLAG,
 };
 pub use track::{split_track, TRACK_SEPARATOR, UNTRACKED_LABEL};
+pub use tws::{split_tws_args, tws_file, tws_point_group, PointGroup, TwsOptions};
 
 use crate::perm::Perm;
 use serde::{Deserialize, Serialize};

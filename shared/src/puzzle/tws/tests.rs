@@ -1,7 +1,7 @@
 use super::*;
 
 fn build(text: &str, metric: Metric) -> Result<Puzzle, SpecError> {
-    from_text("tws:t.tws", "t.tws", text, metric)
+    from_text("tws:t.tws", "t.tws", text, metric, &TwsOptions::default())
 }
 
 fn names(p: &Puzzle) -> Vec<&str> {
@@ -87,7 +87,12 @@ fn malformed_files_name_the_line() {
         ("Move A\nP\n2 x 3\nEnd\n", "'x' is not a number"),
         ("Move A\nP\n2 1 3\n0 0 0\n1 1 1\nEnd\n", "at most two lines"),
         ("Move A\nP\n2 1 3\nP\n2 1 3\nEnd\n", "t.tws:9: set P appears twice"),
-        ("Illegal\nEnd\n", "t.tws:6: unsupported keyword 'Illegal'"),
+        ("Illegal P 1 2\n", "t.tws:6: 'Illegal' is not supported"),
+        ("MoveAlias A B\n", "t.tws:6: 'MoveAlias' is not supported"),
+        (
+            "Move A\nP\n2 1 3\n? 0 0\nEnd\n",
+            "t.tws:9: move A: orientations of set P (2 of them): '?' is only allowed in the Solved block",
+        ),
         ("End\n", "t.tws:6: End without an open"),
         ("Move A\nP\n1 2 3\nEnd\n", "t.tws:6: move A changes nothing"),
         (
@@ -106,15 +111,23 @@ fn malformed_files_name_the_line() {
         ("", "t.tws: no Solved block"),
         ("Set P 0 1\n", "t.tws:1: the number of pieces must be"),
         ("Set P 3\n", "t.tws:1: expected 'Set NAME PIECES ORIENTATIONS'"),
-        ("Move A\n", "t.tws:1: Move blocks must follow the Solved block"),
+        ("Move A\n", "t.tws:1: Move must follow the Solved block"),
         (
             "Set P 3 1\nSolved\nP\n1 3 3\nEnd\n",
             "t.tws:4: the Solved block: set P skips piece 2",
         ),
-        ("Set P 200 2\n", "400 points"),
+        ("Set P 200 2\n", "'tws:t.tws' has 400 points"),
+        (
+            "Set P 3 1\nSolved\nP\n1 ? 3\nEnd\n",
+            "t.tws:4: the Solved block: set P: '?' is only allowed in orientation lines",
+        ),
     ] {
         let text = if text.contains("200") {
-            format!("{}Solved\nEnd\nMove A\nEnd\n", text)
+            format!(
+                "{}Solved\nEnd\nMove A\nP\n{}\nEnd\n",
+                text,
+                (1..=200).rev().map(|i| i.to_string()).collect::<Vec<_>>().join(" ")
+            )
         } else {
             text.to_string()
         };
