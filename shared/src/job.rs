@@ -203,7 +203,9 @@ pub fn coded_reachable(puzzle: &Puzzle, group_order: u128) -> Option<u128> {
     let n = puzzle.slots;
     let cells = &puzzle.solved[..n];
     let size = |class: u8| cells.iter().filter(|&&c| c == class).count();
-    if cells.iter().all(|&c| size(c) == 1) {
+    // Pieces ignoring their orientation (`?`) make positions fewer than
+    // group elements: counted by searching.
+    if cells.iter().all(|&c| size(c) == 1) && coding.wild.is_empty() {
         return Some(group_order);
     }
     if coding.has_orientation() || !puzzle.guarded_pieces().is_empty() {
