@@ -1,7 +1,8 @@
 //! Command-line interface definitions.
 
-use cayley_shared::manifest::KeepLevels;
-use cayley_shared::puzzle::{job_spec, Metric, TwsOptions};
+use cayley_shared::checkpoint::KeepLevels;
+use cayley_shared::puzzle::{job_spec_with, Metric, TwsOptions};
+use cayley_shared::resources::parse_size;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -64,10 +65,18 @@ pub struct PuzzleArgs {
     /// tws: files only: leave out the edge sets (names starting `ed`), as twsearch does.
     #[arg(long)]
     pub noedges: bool,
+    /// Search every state instead of one per class of symmetric states (by default a
+    /// puzzle with symmetries, such as Loopover, is reduced by them when that pays).
+    #[arg(long)]
+    pub no_symmetry: bool,
     /// Number of leading pieces (or piece classes) whose slots form the shard key
-    /// (default: chosen so a shard's bit array is at most 32 MiB).
+    /// (default: chosen so a shard's bit array is at most 8 MiB).
     #[arg(long, value_name = "K")]
     pub shard_pieces: Option<usize>,
+    /// Shards per task and chunk file (default: chunks of about 64 MiB, and at
+    /// least 16 chunks per level when there are that many shards).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub chunk_shards: Option<u64>,
 }
 
 impl PuzzleArgs {
@@ -89,7 +98,7 @@ impl PuzzleArgs {
             no_edges: self.noedges,
         };
         let puzzle = format!("{}{}", self.puzzle.trim(), options.suffix());
-        job_spec(&puzzle, self.directed, self.track.as_deref())
+        job_spec_with(&puzzle, self.directed, self.no_symmetry, self.track.as_deref())
     }
 }
 
@@ -100,13 +109,19 @@ pub struct LocalArgs {
     /// [default: ./cayley-out/<puzzle>-<metric>]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// In-process workers (each gets an equal share of the threads).
+    /// In-process workers (each gets an equal share of the threads and of --memory).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub workers: usize,
     /// Compute threads in all (default: every core).
     #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
     pub threads: usize,
-    /// Directory for the workers' memory-mapped level files [default: the system temp dir].
+    /// Memory for decompressed shards and tables, all workers together, e.g. 8G
+    /// [default: 60% of the memory available]. Shards that do not fit are read again
+    /// from the checkpoint; `cayley info` gives the smallest budget that works.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<u64>,
+    /// Where the temporary checkpoint goes when --checkpoint-dir is not given
+    /// [default: the system temp dir].
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
     /// How many antipodes (states at maximum depth) to report.
@@ -208,4 +223,10 @@ pub struct StatusArgs {
 pub struct InfoArgs {
     #[command(flatten)]
     pub puzzle: PuzzleArgs,
+    /// Memory budget per worker to plan with [default: 60% of the memory available here].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<u64>,
+    /// Checkpoint directory to check for disk space [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint_dir: Option<PathBuf>,
 }

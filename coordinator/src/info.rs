@@ -1,15 +1,33 @@
 //! `cayley info`: what a run of a puzzle involves.
 
 use crate::cli::{InfoArgs, PuzzleArgs};
+use cayley_shared::checkpoint::KeepLevels;
 use cayley_shared::group::{order_of_points, puzzle_group_order};
-use cayley_shared::job::{human_bytes, Job};
-use cayley_shared::puzzle::{parse_puzzle, split_options, tws_point_group, Metric, Puzzle, SpecError};
+use cayley_shared::job::Job;
+use cayley_shared::puzzle::{
+    parse_puzzle, split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError,
+};
+use cayley_shared::resources::{default_budget, human_bytes, requirements};
 use cayley_shared::space::Space;
+use std::path::Path;
 
 /// Parses the puzzle arguments into a planned job.
 pub fn plan_job(args: &PuzzleArgs) -> anyhow::Result<Job> {
     let puzzle = parse_puzzle(&args.spec(), args.metric)?;
-    Job::new(puzzle, args.shard_pieces)
+    let job = Job::new(puzzle, args.shard_pieces)?.with_chunk_shards(args.chunk_shards);
+    refuse_shard_pieces_when_reduced(&job, args)?;
+    Ok(job)
+}
+
+/// Shards of a space reduced by symmetry are classes of keys, not pieces.
+fn refuse_shard_pieces_when_reduced(job: &Job, args: &PuzzleArgs) -> anyhow::Result<()> {
+    if matches!(job.space, Space::Reduced(_)) && args.shard_pieces.is_some() {
+        anyhow::bail!(
+            "--shard-pieces does not apply to '{}': it is reduced by its symmetries and sharded by classes of keys (add --no-symmetry to shard by pieces)",
+            job.puzzle.spec
+        );
+    }
+    Ok(())
 }
 
 pub fn info(args: InfoArgs) -> anyhow::Result<()> {
@@ -53,7 +71,10 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
         println!("reachable    {}", reachable);
     }
     let job = match Job::new(puzzle, args.puzzle.shard_pieces) {
-        Ok(job) => job,
+        Ok(job) => {
+            refuse_shard_pieces_when_reduced(&job, &args.puzzle)?;
+            job.with_chunk_shards(args.puzzle.chunk_shards)
+        }
         // Without a shard plan asked for, only size stops the planning: the
         // group part above is the answer.
         Err(e) if args.puzzle.shard_pieces.is_none() => {
@@ -69,13 +90,16 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
         }
     }
     print_plan(&job);
+    let dir = args.checkpoint_dir.clone().unwrap_or_else(|| ".".into());
+    print_resources(&job, args.memory, &dir);
     Ok(())
 }
 
 /// A `.tws` definition too large to build as a puzzle: its generators'
 /// names and the group order on its points.
 fn info_group_only(spec: &str, metric: Metric, points: usize, max: usize) -> anyhow::Result<()> {
-    let (base, _, _) = split_options(spec);
+    let (rest, _) = strip_no_symmetry(spec);
+    let (base, _, _) = split_options(&rest);
     let args = base.split_once(':').map_or("", |(_, a)| a);
     let group = tws_point_group(base, args, metric)?;
     let gens: Vec<Vec<u16>> = group.generators.iter().map(|(_, g)| g.clone()).collect();
@@ -105,9 +129,11 @@ fn guard_label(p: &Puzzle, piece: usize) -> &str {
     }
 }
 
-/// The shard plan, memory and disk of a job.
+/// The shard plan of a job.
 fn print_plan(job: &Job) {
-    let req = job.requirements();
+    if let Some(why) = &job.symmetry_note {
+        println!("symmetry     the puzzle's symmetries are not used: {}", why);
+    }
     match &job.space {
         Space::Blocks(l) => {
             println!(
@@ -128,6 +154,31 @@ fn print_plan(job: &Job) {
                 l.block_states()
             );
         }
+        Space::Reduced(r) => {
+            let blocks = r.blocks();
+            let mut sizes: Vec<usize> = blocks.iter().map(|b| b.len()).collect();
+            sizes.sort_unstable();
+            println!(
+                "symmetry     reduced by a group of {} symmetries ({}); blocks of {:?} pieces",
+                r.symmetries.order(),
+                r.symmetries.generators.join(", "),
+                sizes
+            );
+            let ideal = job.reachable_states.unwrap_or(job.group_order) as f64 / r.symmetries.order() as f64;
+            println!(
+                "states       {} stored per level for {} ({:.3}x of states / symmetries)",
+                r.states(),
+                job.reachable_text(),
+                r.states() as f64 / ideal
+            );
+            println!(
+                "shard plan   {} shards (classes of keys, of {} keys) of {} ({} states each)",
+                r.shards(),
+                r.keys().total(),
+                human_bytes(job.space.shard_bytes() as u128),
+                r.shard_capacity()
+            );
+        }
         Space::Coded(c) => {
             println!(
                 "states       {} ranked (places of each piece class, then twists)",
@@ -142,16 +193,47 @@ fn print_plan(job: &Job) {
             );
         }
     }
-    println!("level size   {}", human_bytes(req.level_bytes));
+}
+
+/// Memory per worker, files and disk, and whether this machine can run it.
+fn print_resources(job: &Job, memory: Option<u64>, checkpoint: &Path) {
+    let req = requirements(job);
+    let budget = memory.unwrap_or_else(|| default_budget(1));
     println!(
-        "memory       {} (three live levels, low table {}, transitions {})",
-        human_bytes(req.memory_bytes),
-        human_bytes(req.table_bytes as u128),
-        human_bytes(req.transition_bytes as u128)
-    );
-    println!(
-        "scratch disk {} for the live levels, plus up to {} per earlier level kept",
-        human_bytes(req.disk_bytes),
+        "tasks        {} chunk files per level ({} shards each), {} per level raw",
+        req.chunks,
+        job.chunking.per_chunk,
         human_bytes(req.level_bytes)
     );
+    println!(
+        "memory       {} per worker here ({}); at least {} (one task: its shards' sources of {} each, plus {} of tables)",
+        human_bytes(budget as u128),
+        if memory.is_some() { "--memory" } else { "60% of the memory available" },
+        human_bytes(req.min_worker_bytes as u128),
+        human_bytes(req.shard_bytes as u128),
+        human_bytes(req.table_bytes as u128),
+    );
+    let whole_level = req.level_bytes + req.table_bytes as u128;
+    println!(
+        "             a budget of {} holds a whole level: each shard is then read once per level",
+        human_bytes(whole_level)
+    );
+    let free = fs4::available_space(checkpoint).ok();
+    for keep in [KeepLevels::All, KeepLevels::Last2] {
+        let need = req.disk_bytes(keep);
+        println!(
+            "disk         --keep-levels {:<5} about {} of checkpoint{}",
+            keep.name(),
+            human_bytes(need),
+            match free {
+                Some(f) if (f as u128) < need => format!(
+                    " - does NOT fit in {} ({} free)",
+                    checkpoint.display(),
+                    human_bytes(f as u128)
+                ),
+                Some(f) => format!(" (fits: {} free in {})", human_bytes(f as u128), checkpoint.display()),
+                None => String::new(),
+            }
+        );
+    }
 }

@@ -2,13 +2,15 @@
 //! `cayley run` and `cayley resume`. It is the cluster path, on one machine.
 
 use crate::cli::LocalArgs;
+use crate::manifest::Manifest;
 use crate::progress::LevelBars;
+use crate::result::RunResult;
 use crate::server::finish::result_of;
 use crate::server::state::{JobState, Phase};
 use crate::server::{self, ServeOptions};
+use cayley_shared::checkpoint::CheckpointDir;
 use cayley_shared::job::Job;
-use cayley_shared::manifest::{CheckpointDir, Manifest};
-use cayley_shared::result::RunResult;
+use cayley_shared::resources::{check_budget, default_budget, human_bytes};
 use cayley_worker::{run_worker, WorkerConfig};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -26,12 +28,41 @@ pub struct LocalJob {
 }
 
 /// Runs the job to the end (or until it stops), writes and prints results.
-pub fn run_local(task: LocalJob) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// Whenever it ends without results, the checkpoint is kept (a temporary
+/// one included) and the command that continues it is printed.
+pub fn run_local(mut task: LocalJob) -> anyhow::Result<()> {
+    let temporary = task.temporary.take();
+    let root = task.checkpoint.root().to_path_buf();
+    let outcome = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .build()?;
-    runtime.block_on(run_local_async(task))
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|runtime| runtime.block_on(run_local_async(task)));
+    match outcome {
+        Ok(()) => {
+            // Success: a temporary checkpoint has served its purpose.
+            drop(temporary);
+            Ok(())
+        }
+        Err(e) => {
+            let kept = temporary.map(|t| t.keep()).unwrap_or(root);
+            Err(anyhow::anyhow!(
+                "{:#}; everything computed so far is in {} - continue with `cayley resume {}`",
+                e,
+                kept.display(),
+                kept.display()
+            ))
+        }
+    }
+}
+
+/// Memory budget of each in-process worker.
+pub fn local_budget(local: &LocalArgs) -> u64 {
+    let workers = local.workers.max(1);
+    local
+        .memory
+        .map_or_else(|| default_budget(workers), |m| m / workers as u64)
 }
 
 /// A fresh random cluster token.
@@ -46,9 +77,12 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
         job,
         checkpoint,
         fresh,
-        temporary,
         local,
+        ..
     } = task;
+    let workers = local.workers.max(1);
+    let per_worker = local_budget(&local);
+    check_budget(&job, per_worker)?;
     let out = local
         .out
         .clone()
@@ -65,7 +99,19 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
         // workers here would be worse than useless: the server stops as soon
         // as it sees the job is over, and a worker still building its tables
         // then retried the vanished server for 10 s before giving up.
-        return write_results(&job, &state, &out, local.antipodes, temporary);
+        return write_results(&job, &state, &out, local.antipodes);
+    }
+    if !local.quiet {
+        eprintln!(
+            "{} ({}): {} states, {} generators, {} shards in {} tasks per level; memory budget {} per worker",
+            job.puzzle.spec,
+            job.puzzle.metric,
+            job.reachable_text(),
+            job.puzzle.moves.len(),
+            job.space.shards(),
+            job.chunking.chunks(),
+            human_bytes(per_worker as u128)
+        );
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
@@ -79,22 +125,16 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
             lease_secs: 30,
         },
     )?;
-    let scratch_parent = local.scratch.clone().unwrap_or_else(std::env::temp_dir);
-    std::fs::create_dir_all(&scratch_parent)?;
-    let scratch = tempfile::Builder::new()
-        .prefix("cayley-scratch-")
-        .tempdir_in(&scratch_parent)?;
     let total_threads = match local.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    let workers = local.workers.max(1);
     let mut set = JoinSet::new();
     for i in 0..workers {
         let config = WorkerConfig {
             coordinator: url.clone(),
             token: Some(token.clone()),
-            scratch: scratch.path().to_path_buf(),
+            memory: per_worker,
             threads: (total_threads / workers).max(1),
             name: format!("local-{}", i + 1),
             checkpoint_dir: None,
@@ -116,42 +156,22 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
     // still building its tables, say) would only retry it for 10 s. Files
     // it may still be writing are renamed into place whole, unrecorded.
     set.shutdown().await;
-    let root = checkpoint.root().to_path_buf();
     match phase {
         Phase::Finished => {
             let state = state.lock().expect("state");
-            write_results(&job, &state, &out, local.antipodes, temporary)
+            write_results(&job, &state, &out, local.antipodes)
         }
-        other => {
-            let reason = match other {
-                Phase::Stopped(reason) => reason,
-                _ => "the coordinator stopped".to_string(),
-            };
-            let kept = temporary.map(|t| t.keep()).unwrap_or(root);
-            anyhow::bail!(
-                "{}; everything computed so far is in {} - continue with `cayley resume {}`",
-                reason,
-                kept.display(),
-                kept.display()
-            )
-        }
+        Phase::Stopped(reason) => anyhow::bail!(reason),
+        Phase::Running => anyhow::bail!("the coordinator stopped"),
     }
 }
 
-/// Writes and prints the results of a finished job, then removes a
-/// temporary checkpoint.
-fn write_results(
-    job: &Job,
-    state: &JobState,
-    out: &Path,
-    antipodes: usize,
-    temporary: Option<tempfile::TempDir>,
-) -> anyhow::Result<()> {
+/// Writes and prints the results of a finished job.
+fn write_results(job: &Job, state: &JobState, out: &Path, antipodes: usize) -> anyhow::Result<()> {
     let result = result_of(state, antipodes)?;
     result.write(out, &job.puzzle)?;
     print_summary(job, &result);
     println!("results written to {}", out.display());
-    drop(temporary);
     Ok(())
 }
 

@@ -5,11 +5,14 @@ mod bound;
 mod cli;
 mod info;
 mod local;
+mod manifest;
 mod progress;
+mod result;
 mod run;
 mod serve;
 mod server;
 mod status;
+mod svg;
 
 use clap::Parser;
 

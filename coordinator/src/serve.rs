@@ -3,17 +3,26 @@
 use crate::cli::ServeArgs;
 use crate::info::plan_job;
 use crate::local::{print_summary, random_token};
+use crate::manifest::{load_manifest, Manifest};
 use crate::progress::LevelBars;
+use crate::run::job_of_manifest;
 use crate::server::finish::result_of;
 use crate::server::state::{JobState, Phase};
 use crate::server::{self, ServeOptions};
-use cayley_shared::manifest::{CheckpointDir, Manifest};
+use cayley_shared::checkpoint::CheckpointDir;
+use cayley_shared::puzzle::spec_file_text;
+use cayley_shared::resources::check_disk;
 use std::time::Duration;
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let job = plan_job(&args.puzzle)?;
-    let checkpoint = CheckpointDir::create(&args.checkpoint_dir)?;
-    match checkpoint.load_manifest()? {
+    let checkpoint = CheckpointDir::create(&args.checkpoint_dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot create checkpoint directory {}: {}",
+            args.checkpoint_dir.display(),
+            e
+        )
+    })?;
+    let (job, fresh) = match load_manifest(&checkpoint)? {
         Some(m) if !args.resume => anyhow::bail!(
             "{} already holds a checkpoint of {} ({}); pass --resume to continue it",
             args.checkpoint_dir.display(),
@@ -21,8 +30,29 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             m.job.metric
         ),
         None if args.resume => anyhow::bail!("{} holds no checkpoint to resume", args.checkpoint_dir.display()),
-        _ => {}
-    }
+        // Resumed from the manifest alone: the definition file may be gone.
+        Some(m) => {
+            if m.job.puzzle != args.puzzle.spec() || m.job.metric != args.puzzle.metric.name() {
+                anyhow::bail!(
+                    "{} holds a checkpoint of {} ({}), not of {} ({})",
+                    args.checkpoint_dir.display(),
+                    m.job.puzzle,
+                    m.job.metric,
+                    args.puzzle.spec(),
+                    args.puzzle.metric
+                );
+            }
+            (job_of_manifest(&m)?, m)
+        }
+        None => {
+            let job = plan_job(&args.puzzle)?;
+            args.keep_levels.check_for(&job)?;
+            check_disk(&job, checkpoint.root(), args.keep_levels)?;
+            let definition = spec_file_text(&job.puzzle.spec)?;
+            let fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);
+            (job, fresh)
+        }
+    };
     let token = match args.token.clone() {
         Some(t) => t,
         None => {
@@ -31,8 +61,6 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             t
         }
     };
-    args.keep_levels.check_for(&job)?;
-    let fresh = Manifest::new(&job, args.keep_levels, args.max_depth);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let state = JobState::open(

@@ -1,7 +1,8 @@
 //! `cayley status`: progress of a running coordinator.
 
 use crate::cli::StatusArgs;
-use cayley_shared::proto::StatusRequest;
+use cayley_proto::StatusRequest;
+use cayley_shared::resources::human_bytes;
 use std::time::Duration;
 
 pub fn status(args: StatusArgs) -> anyhow::Result<()> {
@@ -34,14 +35,25 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
     if reply.level_eta_secs >= 0.0 {
         println!("level ETA {:.0} s", reply.level_eta_secs);
     }
+    if let Some(io) = reply.level_io.filter(|io| io.lookups > 0) {
+        println!(
+            "inputs    {} read from the checkpoint, cache hit rate {:.1}%, worker seconds: {:.1} loading, {:.1} computing, {:.1} writing",
+            human_bytes(io.bytes_read as u128),
+            100.0 * io.hits as f64 / io.lookups as f64,
+            io.load_seconds,
+            io.compute_seconds,
+            io.write_seconds
+        );
+    }
     println!("depths    {:?}", reply.depths);
     println!("workers   {}", reply.workers.len());
     for w in &reply.workers {
         println!(
-            "  #{:<3} {:<24} {:>3} cores  {:>5} tasks  {:>8.1} M evals/s  {}",
+            "  #{:<3} {:<24} {:>3} cores  {:>10} memory  {:>5} tasks  {:>8.1} M evals/s  {}",
             w.worker_id,
             w.name,
             w.cores,
+            human_bytes(w.memory_budget as u128),
             w.tasks_done,
             w.evaluations_per_sec / 1e6,
             if w.busy {

@@ -11,6 +11,7 @@ use cayley_shared::coded_kernel::{expand_coded, CodedMoves, CodedTask};
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::parse_puzzle;
 use cayley_shared::space::Space;
+use cayley_shared::task::SourceBits;
 use std::time::Instant;
 
 fn main() -> anyhow::Result<()> {
@@ -48,7 +49,7 @@ fn main() -> anyhow::Result<()> {
     println!("{:>3} {:>14} {:>9} {:>14}", 0, 1, "", "");
     for depth in 1.. {
         let mut next = vec![vec![0u64; words]; shards];
-        let frontier: Vec<&[u64]> = current.iter().map(|v| &v[..]).collect();
+        let frontier = SourceBits::new(current.iter().enumerate().map(|(s, v)| (s as u64, &v[..])).collect());
         let level_start = Instant::now();
         let mut found = 0u64;
         let mut evaluations = 0u64;
@@ -57,7 +58,7 @@ fn main() -> anyhow::Result<()> {
                 codec,
                 moves: &moves,
                 shard: s as u64,
-                frontier: &frontier,
+                sources: &frontier,
                 previous: &previous[s],
                 current: &current[s],
             };

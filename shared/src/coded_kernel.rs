@@ -17,8 +17,8 @@ mod blocks;
 mod states;
 
 use crate::codec::{Codec, MAX_CODED_SLOTS};
-use crate::kernel::TaskStats;
 use crate::puzzle::{Move, Puzzle};
+use crate::task::{SourceBits, TaskStats};
 use std::sync::Mutex;
 
 /// Smallest low part for which the table kernel beats the state kernel:
@@ -161,8 +161,8 @@ pub struct CodedTask<'a> {
     pub moves: &'a CodedMoves,
     /// Target shard `B`.
     pub shard: u64,
-    /// `F_d` of every shard (empty slices where not loaded).
-    pub frontier: &'a [&'a [u64]],
+    /// `F_d` of the source shards.
+    pub sources: &'a SourceBits<'a>,
     /// `F_{d-1}(B)` (all zero at level 0).
     pub previous: &'a [u64],
     /// `F_d(B)`.
@@ -172,9 +172,7 @@ pub struct CodedTask<'a> {
 impl CodedTask<'_> {
     /// The words of `F_d` of a source shard: the only access to source bits.
     fn frontier_of(&self, shard: u64) -> &[u64] {
-        let words = self.frontier[shard as usize];
-        assert!(!words.is_empty(), "frontier shard {} was not loaded", shard);
-        words
+        self.sources.get(shard)
     }
 }
 

@@ -4,17 +4,11 @@
 
 use crate::antipodes::{find_antipodes, LevelSource, ShardWords};
 use crate::bits::{Plane, PlaneMut};
-use crate::coded_kernel::{expand_coded, CodedMoves, CodedTask};
-use crate::job::{Job, TRANSITION_CACHE_BYTES};
-use crate::kernel::{expand_shard, Frontier, TaskInputs, TaskStats};
-use crate::layout::Layout;
-use crate::lowtable::LowTable;
-use crate::space::Space;
-use crate::transition::{PreparedMoves, ShardTransitions};
+use crate::context::SearchContext;
+use crate::job::Job;
+use crate::task::{ShardInputs, SourceBits, TaskStats};
 use anyhow::Context;
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// How to run a search.
@@ -51,6 +45,9 @@ pub use crate::antipodes::Antipode;
 pub struct SearchOutcome {
     /// States at each depth.
     pub depths: Vec<u64>,
+    /// Classes of states under the symmetries reduced by, at each depth
+    /// (equal to `depths` without reduction).
+    pub classes: Vec<u64>,
     /// Wall seconds per level (level 0 included, as setup time).
     pub level_seconds: Vec<f64>,
     /// True when every reachable state was counted.
@@ -63,15 +60,19 @@ pub struct SearchOutcome {
     pub seconds: f64,
 }
 
-/// Scratch directory holding one file per (level, shard).
+/// Scratch directory holding one memory-mapped file per level, its shards
+/// at fixed offsets (one file per shard cost more in file creation than the
+/// search itself on spaces of many small shards).
 pub struct LevelStore {
     root: PathBuf,
+    words: usize,
     _temp: Option<tempfile::TempDir>,
 }
 
 impl LevelStore {
-    /// A fresh store under `parent` (or the system temp dir); removed on drop.
-    pub fn new(parent: Option<&Path>) -> anyhow::Result<LevelStore> {
+    /// A fresh store of shards of `words` words under `parent` (or the
+    /// system temp dir); removed on drop.
+    pub fn new(parent: Option<&Path>, words: usize) -> anyhow::Result<LevelStore> {
         let temp = match parent {
             Some(p) => {
                 std::fs::create_dir_all(p)
@@ -83,135 +84,32 @@ impl LevelStore {
         .context("cannot create a scratch directory")?;
         Ok(LevelStore {
             root: temp.path().to_path_buf(),
+            words,
             _temp: Some(temp),
         })
     }
 
-    /// Path of the file of `(level, shard)`.
-    pub fn path(&self, level: u32, shard: u64) -> PathBuf {
-        self.root
-            .join(format!("level-{:04}", level))
-            .join(format!("shard-{:08}.bits", shard))
+    /// Path of the file of `level`.
+    pub fn path(&self, level: u32) -> PathBuf {
+        self.root.join(format!("level-{:04}.bits", level))
     }
 
-    /// Creates the files of a new level.
-    pub fn create_level(&self, level: u32, shards: u64, words: usize) -> anyhow::Result<Vec<PlaneMut>> {
-        let dir = self.root.join(format!("level-{:04}", level));
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        (0..shards)
-            .map(|s| {
-                let path = self.path(level, s);
-                PlaneMut::create(&path, words).with_context(|| format!("cannot create scratch file {}", path.display()))
-            })
-            .collect()
+    /// Creates the (zeroed) file of a new level.
+    pub fn create_level(&self, level: u32, shards: u64) -> anyhow::Result<PlaneMut> {
+        let path = self.path(level);
+        PlaneMut::create(&path, self.words * shards as usize)
+            .with_context(|| format!("cannot create scratch file {}", path.display()))
     }
 
-    /// Maps one shard of a finished level.
-    pub fn open(&self, level: u32, shard: u64) -> anyhow::Result<Plane> {
-        let path = self.path(level, shard);
+    /// Maps a finished level.
+    pub fn open(&self, level: u32) -> anyhow::Result<Plane> {
+        let path = self.path(level);
         Plane::open(&path).with_context(|| format!("cannot read scratch file {}", path.display()))
     }
-}
 
-/// Shared, read-only machinery of a search: the low table and the
-/// transitions of every shard (cached when they fit the budget), or the
-/// prepared moves of a coded puzzle.
-pub struct SearchContext {
-    pub job: Job,
-    kernel: KernelData,
-}
-
-/// What each ranking's kernel reads besides the bits.
-enum KernelData {
-    Blocks {
-        table: LowTable,
-        moves: PreparedMoves,
-        cache: Option<Vec<OnceLock<Arc<ShardTransitions>>>>,
-    },
-    Coded(CodedMoves),
-}
-
-/// The bits one task reads: `F_d` of every shard (empty slices where not
-/// loaded), `F_{d-1}(B)` and `F_d(B)`.
-pub struct TaskBits<'a> {
-    pub frontier: Vec<&'a [u64]>,
-    pub previous: &'a [u64],
-    pub current: &'a [u64],
-}
-
-impl SearchContext {
-    /// Builds the low table (block layout) or prepares the moves (coded).
-    pub fn new(job: Job) -> SearchContext {
-        let kernel = match &job.space {
-            Space::Blocks(layout) => {
-                let bytes = layout.blocks() * job.puzzle.moves.len() as u64 * 16;
-                KernelData::Blocks {
-                    table: LowTable::new(layout.low_pieces, layout.even),
-                    moves: PreparedMoves::new(&job.puzzle),
-                    cache: (bytes <= TRANSITION_CACHE_BYTES)
-                        .then(|| (0..layout.shards()).map(|_| OnceLock::new()).collect()),
-                }
-            }
-            Space::Coded(_) => KernelData::Coded(CodedMoves::new(&job.puzzle)),
-        };
-        SearchContext { job, kernel }
-    }
-
-    /// Transitions of `shard` (block layout only).
-    fn transitions(&self, layout: &Layout, shard: u64) -> Arc<ShardTransitions> {
-        let KernelData::Blocks { table, moves, cache } = &self.kernel else {
-            unreachable!("transitions belong to the block layout")
-        };
-        let build = || Arc::new(ShardTransitions::build(layout, table, moves, shard));
-        match cache {
-            Some(slots) => slots[shard as usize].get_or_init(build).clone(),
-            None => build(),
-        }
-    }
-
-    /// The shards whose `F_d` the task of `shard` reads, `shard` included.
-    pub fn source_shards(&self, shard: u64) -> BTreeSet<u64> {
-        let mut sources = BTreeSet::from([shard]);
-        match (&self.job.space, &self.kernel) {
-            (Space::Blocks(layout), KernelData::Blocks { moves, .. }) => {
-                sources.extend(moves.source_shards(layout, shard));
-            }
-            (Space::Coded(codec), KernelData::Coded(moves)) => sources.extend(moves.source_shards(codec, shard)),
-            _ => unreachable!("the kernel data matches the space"),
-        }
-        sources
-    }
-
-    /// Runs the task `(d, shard)`: computes `F_{d+1}(shard)` into `out`.
-    /// `on_unit` gets the states found per unit of progress.
-    pub fn expand(&self, shard: u64, bits: &TaskBits, out: &mut [u64], on_unit: &(dyn Fn(u64) + Sync)) -> TaskStats {
-        match (&self.job.space, &self.kernel) {
-            (Space::Blocks(layout), KernelData::Blocks { table, .. }) => {
-                let transitions = self.transitions(layout, shard);
-                let frontier = Frontier::new(layout, bits.frontier.clone());
-                let inputs = TaskInputs {
-                    layout,
-                    table,
-                    transitions: &transitions,
-                    frontier: &frontier,
-                    previous: bits.previous,
-                    current: bits.current,
-                };
-                expand_shard(&inputs, out, on_unit)
-            }
-            (Space::Coded(codec), KernelData::Coded(moves)) => {
-                let task = CodedTask {
-                    codec,
-                    moves,
-                    shard,
-                    frontier: &bits.frontier,
-                    previous: bits.previous,
-                    current: bits.current,
-                };
-                expand_coded(&task, out, on_unit)
-            }
-            _ => unreachable!("the kernel data matches the space"),
-        }
+    /// The words of `shard` within a level's words.
+    pub fn shard<'a>(&self, level: &'a [u64], shard: u64) -> &'a [u64] {
+        &level[shard as usize * self.words..(shard as usize + 1) * self.words]
     }
 }
 
@@ -236,18 +134,19 @@ fn num_cpus() -> usize {
 fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> anyhow::Result<SearchOutcome> {
     let started = Instant::now();
     let space = &job.space;
-    let mut store = LevelStore::new(config.scratch.as_deref())?;
-    let ctx = SearchContext::new(job.clone());
     let shards = space.shards();
     let words = space.shard_words();
+    let mut store = LevelStore::new(config.scratch.as_deref(), words)?;
+    let ctx = SearchContext::new(job.clone());
 
     // Level 0: the solved state alone.
-    let mut level0 = store.create_level(0, shards, words)?;
+    let mut level0 = store.create_level(0, shards)?;
     let (shard, word, bit) = space.locate(&job.puzzle.solved);
-    level0[shard as usize].words_mut()[word] |= 1u64 << bit;
-    let mut current: Vec<Plane> = level0.into_iter().map(|p| p.freeze()).collect::<Result<_, _>>()?;
-    let mut previous: Option<Vec<Plane>> = None;
+    level0.words_mut()[shard as usize * words + word] |= 1u64 << bit;
+    let mut current: Plane = level0.freeze()?;
+    let mut previous: Option<Plane> = None;
     let mut depths = vec![1u64];
+    let mut classes = vec![1u64];
     let mut level_seconds = vec![started.elapsed().as_secs_f64()];
     let mut total: u128 = 1;
     let mut stats = TaskStats::default();
@@ -268,21 +167,23 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
         }
         let level_start = Instant::now();
         progress.level_started(depth + 1, space.units_per_shard() * shards);
-        let mut next = store.create_level(depth + 1, shards, words)?;
+        let mut next = store.create_level(depth + 1, shards)?;
         let mut count = 0u64;
-        for (shard, out) in next.iter_mut().enumerate() {
-            let bits = TaskBits {
-                frontier: current.iter().map(|p| p.words()).collect(),
+        let mut level_classes = 0u64;
+        for (shard, out) in next.words_mut().chunks_mut(words).enumerate() {
+            let shard = shard as u64;
+            let sources = ctx.source_shards(shard);
+            let inputs = ShardInputs {
+                sources: SourceBits::new(sources.iter().map(|&s| (s, store.shard(current.words(), s))).collect()),
                 previous: match &earlier {
-                    Some(union) => &union[shard][..],
-                    None => previous.as_ref().map_or(&zeros[..], |p| p[shard].words()),
+                    Some(union) => &union[shard as usize][..],
+                    None => previous.as_ref().map_or(&zeros[..], |p| store.shard(p.words(), shard)),
                 },
-                current: current[shard].words(),
+                current: store.shard(current.words(), shard),
             };
-            let task = ctx.expand(shard as u64, &bits, out.words_mut(), &|found| {
-                progress.block_done(found)
-            });
-            count += task.found;
+            let task = ctx.expand(shard, &inputs, out, &|found| progress.block_done(found));
+            count += task.found * space.weight(shard);
+            level_classes += space.classes_in(shard, out);
             stats = stats.plus(task);
         }
         let seconds = level_start.elapsed().as_secs_f64();
@@ -292,15 +193,15 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
             break;
         }
         depths.push(count);
+        classes.push(level_classes);
         level_seconds.push(seconds);
         total += count as u128;
         if let Some(union) = earlier.as_mut() {
-            for (u, plane) in union.iter_mut().zip(&current) {
-                u.iter_mut().zip(plane.words()).for_each(|(u, w)| *u |= w);
+            for (u, level) in union.iter_mut().zip(current.words().chunks(words)) {
+                u.iter_mut().zip(level).for_each(|(u, w)| *u |= w);
             }
         }
-        previous = Some(std::mem::take(&mut current));
-        current = next.into_iter().map(|p| p.freeze()).collect::<Result<_, _>>()?;
+        previous = Some(std::mem::replace(&mut current, next.freeze()?));
     }
     drop(previous);
     drop(current);
@@ -318,6 +219,7 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
     let antipodes = find_antipodes(job, &mut store, last, config.antipodes)?;
     Ok(SearchOutcome {
         depths,
+        classes,
         level_seconds,
         complete,
         antipodes,
@@ -329,6 +231,9 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
 /// Level files of the scratch store, as a source for the antipode walk.
 impl LevelSource for LevelStore {
     fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<ShardWords> {
-        Ok(ShardWords::Mapped(self.open(level, shard)?))
+        let plane = self.open(level)?;
+        Ok(ShardWords::Loaded(
+            LevelStore::shard(self, plane.words(), shard).to_vec(),
+        ))
     }
 }

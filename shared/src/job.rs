@@ -1,14 +1,14 @@
 //! A job: a puzzle with its group order and shard plan, and what running it
 //! will cost.
 
+use crate::chunking::Chunking;
 use crate::codec::{Codec, CodecInput};
 use crate::group::{puzzle_group_order, tuple_orbit_size};
 use crate::layout::{Layout, LayoutError, DEFAULT_LOW_PIECES, TARGET_SHARD_BYTES};
-use crate::lowtable::table_bytes;
 use crate::puzzle::Puzzle;
+use crate::reduced::ReducedSpace;
+pub use crate::resources::human_bytes;
 use crate::space::Space;
-use serde::Serialize;
-use std::path::Path;
 
 /// Transition tables are kept across levels while they fit in this budget.
 pub const TRANSITION_CACHE_BYTES: u64 = 256 << 20;
@@ -30,32 +30,33 @@ pub struct Job {
     /// earlier level as "seen", and words are built from solved (a state
     /// need not be solvable back along the arrows).
     pub directed: bool,
-}
-
-/// Memory and disk a search needs.
-#[derive(Clone, Debug, Serialize)]
-pub struct Requirements {
-    /// Bytes of one level's bit array.
-    pub level_bytes: u128,
-    /// Bytes of the low table.
-    pub table_bytes: u64,
-    /// Bytes of the cached transitions (0 when they are rebuilt per task).
-    pub transition_bytes: u64,
-    /// Resident memory of a single-machine run: three mapped levels plus tables.
-    pub memory_bytes: u128,
-    /// Scratch disk for the three live levels; every earlier level kept adds
-    /// at most one level's bytes.
-    pub disk_bytes: u128,
-    /// Number of shards.
-    pub shards: u128,
+    /// How each level's shards are grouped into tasks and files.
+    pub chunking: Chunking,
+    /// Why a puzzle with symmetries is searched without reduction (none
+    /// when it is reduced, or has no symmetries).
+    pub symmetry_note: Option<String>,
 }
 
 impl Job {
     /// Plans a job; fails when the puzzle cannot be ranked or sharded.
+    /// Puzzles of distinct pieces with symmetries are reduced by them when
+    /// that pays (see [`crate::reduced`]); `--shard-pieces` then does not apply.
     pub fn new(puzzle: Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Job> {
-        let space = match &puzzle.coding {
-            None => Space::Blocks(plan_blocks(&puzzle, shard_pieces)?),
-            Some(_) => Space::Coded(plan_codec(&puzzle, shard_pieces)?),
+        let mut symmetry_note = None;
+        let reduced = match (&puzzle.coding, puzzle.symmetries.is_empty()) {
+            (None, false) => match ReducedSpace::plan(&puzzle, puzzle.all_moves_even()) {
+                Ok(r) => Some(r),
+                Err(why) => {
+                    symmetry_note = Some(why);
+                    None
+                }
+            },
+            _ => None,
+        };
+        let space = match (&puzzle.coding, reduced) {
+            (None, Some(r)) => Space::Reduced(Box::new(r)),
+            (None, None) => Space::Blocks(plan_blocks(&puzzle, shard_pieces)?),
+            (Some(_), _) => Space::Coded(plan_codec(&puzzle, shard_pieces)?),
         };
         let group_order = puzzle_group_order(&puzzle).to_u128().unwrap_or(u128::MAX);
         let reachable_states = match &puzzle.coding {
@@ -64,11 +65,20 @@ impl Job {
         };
         Ok(Job {
             directed: !puzzle.is_undirected(),
+            chunking: Chunking::plan(space.shards(), space.shard_bytes(), None),
             puzzle,
             space,
             group_order,
             reachable_states,
+            symmetry_note,
         })
+    }
+
+    /// The same job with `per_chunk` shards per task (instead of the
+    /// automatic choice); used to rebuild a recorded plan exactly.
+    pub fn with_chunk_shards(mut self, per_chunk: Option<u64>) -> Job {
+        self.chunking = Chunking::plan(self.space.shards(), self.space.shard_bytes(), per_chunk);
+        self
     }
 
     /// Hash of everything that determines the contents of the level files:
@@ -87,7 +97,16 @@ impl Job {
                 c.shard_classes,
                 c.states()
             ),
+            Space::Reduced(r) => format!(
+                "cayley-job|{}|{}|reduced|{:?}|{}|{}|",
+                self.puzzle.spec,
+                self.puzzle.metric,
+                r.blocks(),
+                r.symmetries.order(),
+                r.shards()
+            ),
         };
+        text.push_str(&format!("chunk={}|", self.chunking.per_chunk));
         for m in &self.puzzle.moves {
             text.push_str(&format!(
                 "{}={:?}@{:?}~{:?};",
@@ -100,57 +119,19 @@ impl Job {
         xxhash_rust::xxh3::xxh3_64(text.as_bytes())
     }
 
+    /// `F_0` of `shard` into `out`: the solved state alone. Level 0 is never
+    /// stored; every reader makes it from the job.
+    pub fn level_zero(&self, shard: u64, out: &mut [u64]) {
+        out.fill(0);
+        let (solved_shard, word, bit) = self.space.locate(&self.puzzle.solved);
+        if shard == solved_shard {
+            out[word] |= 1u64 << bit;
+        }
+    }
+
     /// The reachable state count for people: a number, or `unknown`.
     pub fn reachable_text(&self) -> String {
         self.reachable_states.map_or("unknown".into(), |r| r.to_string())
-    }
-
-    /// Memory and disk estimates.
-    pub fn requirements(&self) -> Requirements {
-        let level = self.space.level_bytes();
-        let (table, cached) = match &self.space {
-            Space::Blocks(l) => {
-                let transitions = l.blocks() * self.puzzle.moves.len() as u64 * 16;
-                let cached = if transitions <= TRANSITION_CACHE_BYTES {
-                    transitions
-                } else {
-                    0
-                };
-                (table_bytes(l.low_pieces), cached)
-            }
-            Space::Coded(_) => (0, 0),
-        };
-        Requirements {
-            level_bytes: level,
-            table_bytes: table,
-            transition_bytes: cached,
-            memory_bytes: 3 * level + table as u128 + cached as u128,
-            disk_bytes: 3 * level,
-            shards: self.space.shards() as u128,
-        }
-    }
-
-    /// Refuses, before anything is allocated, a single-machine run this
-    /// machine cannot hold.
-    pub fn check_fits_here(&self, scratch: &Path) -> anyhow::Result<()> {
-        let req = self.requirements();
-        let memory = total_memory_bytes();
-        let disk = fs4::available_space(scratch).ok();
-        let too_much_memory = memory.is_some_and(|m| req.memory_bytes > m as u128);
-        let too_much_disk = disk.is_some_and(|d| req.disk_bytes > d as u128);
-        if too_much_memory || too_much_disk {
-            anyhow::bail!(
-                "'{}' is too large for this machine: {} states in {} shards need about {} of memory and {} of scratch disk ({} and {} available); run it on a cluster with `cayley serve`",
-                self.puzzle.spec,
-                self.space.states(),
-                req.shards,
-                human_bytes(req.memory_bytes),
-                human_bytes(req.disk_bytes),
-                memory.map_or("unknown".into(), |m| human_bytes(m as u128)),
-                disk.map_or("unknown".into(), |d| human_bytes(d as u128)),
-            );
-        }
-        Ok(())
     }
 }
 
@@ -243,28 +224,4 @@ fn describe_oversize(pieces: usize, even: bool) -> String {
         crate::rank::MAX_RANKED_POINTS,
         DEFAULT_LOW_PIECES
     )
-}
-
-/// Total physical memory from `/proc/meminfo`, when readable.
-pub fn total_memory_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-/// `1.5 GiB`-style sizes.
-pub fn human_bytes(bytes: u128) -> String {
-    const UNITS: [&str; 9] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{} B", bytes)
-    } else {
-        format!("{:.1} {}", value, UNITS[unit])
-    }
 }

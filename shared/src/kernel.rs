@@ -11,57 +11,33 @@
 
 use crate::layout::Layout;
 use crate::lowtable::LowTable;
+use crate::task::SourceBits;
+pub use crate::task::TaskStats;
 use crate::transition::{ShardTransitions, Transition, NO_SOURCE};
 use rayon::prelude::*;
 
 /// Largest block in words (`7! = 5040` states → 79 words).
 pub const MAX_BLOCK_WORDS: usize = 80;
 
-/// The frontier `F_d`: one word slice per shard (empty when not loaded).
+/// The frontier `F_d` as the block kernel sees it: the source shards of one
+/// target shard, addressed by global block number.
 pub struct Frontier<'a> {
     layout: &'a Layout,
-    shards: Vec<&'a [u64]>,
+    sources: &'a SourceBits<'a>,
 }
 
 impl<'a> Frontier<'a> {
-    /// Wraps the per-shard arrays of one level.
-    pub fn new(layout: &'a Layout, shards: Vec<&'a [u64]>) -> Frontier<'a> {
-        Frontier { layout, shards }
+    /// Wraps the source shards of one task.
+    pub fn new(layout: &'a Layout, sources: &'a SourceBits<'a>) -> Frontier<'a> {
+        Frontier { layout, sources }
     }
 
     /// The words of one block.
     #[inline]
     pub fn block(&self, block: u64) -> &'a [u64] {
-        let shard = self.layout.shard_of_block(block) as usize;
+        let words = self.sources.get(self.layout.shard_of_block(block));
         let at = self.layout.block_offset_in_shard(block);
-        let words = self.shards[shard];
-        assert!(!words.is_empty(), "frontier shard {} was not loaded", shard);
         &words[at..at + self.layout.block_words()]
-    }
-}
-
-/// What one task did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TaskStats {
-    /// States of `F_{d+1}(B)`.
-    pub found: u64,
-    /// Neighbour evaluations (table lookups) performed.
-    pub evaluations: u64,
-    /// Blocks expanded top-down.
-    pub top_down_blocks: u64,
-    /// Blocks expanded bottom-up.
-    pub bottom_up_blocks: u64,
-}
-
-impl TaskStats {
-    /// Sum of two statistics.
-    pub fn plus(self, o: TaskStats) -> TaskStats {
-        TaskStats {
-            found: self.found + o.found,
-            evaluations: self.evaluations + o.evaluations,
-            top_down_blocks: self.top_down_blocks + o.top_down_blocks,
-            bottom_up_blocks: self.bottom_up_blocks + o.bottom_up_blocks,
-        }
     }
 }
 

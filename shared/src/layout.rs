@@ -22,8 +22,11 @@ use thiserror::Error;
 pub const DEFAULT_LOW_PIECES: usize = 7;
 
 /// Shards are sized to hold at most this many bytes of bits when the
-/// number of shard pieces is chosen automatically.
-pub const TARGET_SHARD_BYTES: u128 = 32 << 20;
+/// number of shard pieces is chosen automatically: a shard is what a worker
+/// holds in memory and the kernel works on, so a task's working set (its
+/// sources, one per move) stays a few hundred MB; chunks group shards into
+/// bigger files (see [`crate::chunking`]).
+pub const TARGET_SHARD_BYTES: u128 = 8 << 20;
 
 /// A plan that cannot be made.
 #[derive(Debug, Error)]

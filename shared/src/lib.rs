@@ -1,7 +1,7 @@
-//! Shared library of cayley: everything the coordinator and the workers both
-//! need, in data-path order:
+//! Shared library of cayley: the engine both the coordinator and the
+//! workers run, in data-path order:
 //!
-//! puzzle → ranking → shard layout → transitions → kernel → engine → result.
+//! puzzle → ranking → shard layout → transitions → kernel → task → file.
 //!
 //! - [`puzzle`]: slots, pieces, moves and metrics; spec parsing.
 //! - [`perm`], [`rank`]: permutations and their perfect lexicographic ranking.
@@ -10,18 +10,29 @@
 //! - [`space`]: which ranking a job uses; a level is one bit array per shard.
 //! - [`layout`]: how a rank of distinct pieces splits into shard, block and low part.
 //! - [`lowtable`], [`transition`]: how a move carries a whole block.
-//! - [`bits`], [`kernel`]: memory-mapped bit arrays and the BFS task.
+//! - [`bits`], [`task`], [`kernel`]: bit arrays, what a task reads, the BFS kernel.
 //! - [`codec`], [`coded_kernel`]: the same for identical or oriented pieces
 //!   (partial puzzles, `.tws` files), state by state.
-//! - [`job`], [`engine`]: planning, resource checks and the level loop.
-//! - [`result`]: `result.json`, `depths.csv`, printed tables.
+//! - [`context`]: the tables every task of a job shares, and kernel dispatch.
+//! - [`job`], [`chunking`], [`resources`]: the plan of a job, its tasks, and
+//!   the memory and disk it needs.
+//! - [`format`], [`checkpoint`]: chunk files and the checkpoint directory.
+//! - [`engine`], [`antipodes`]: the in-process level loop and the walk back
+//!   from the farthest states.
+//!
+//! The protocol (`cayley-proto`), the manifest and the result files belong
+//! to the coordinator and worker crates.
 
 pub mod antipodes;
 pub mod bignat;
 pub mod bits;
 pub mod bound;
+pub mod checkpoint;
+pub mod chunking;
 pub mod codec;
 pub mod coded_kernel;
+pub mod colex;
+pub mod context;
 pub mod engine;
 pub mod format;
 pub mod group;
@@ -29,22 +40,12 @@ pub mod job;
 pub mod kernel;
 pub mod layout;
 pub mod lowtable;
-pub mod manifest;
 pub mod perm;
 pub mod puzzle;
 pub mod rank;
-pub mod result;
+pub mod reduced;
+pub mod resources;
 pub mod space;
-pub mod svg;
+pub mod symmetry;
+pub mod task;
 pub mod transition;
-
-/// Generated gRPC types and stubs of `proto/cayley.proto`.
-pub mod proto {
-    #![allow(missing_docs, clippy::all)]
-    tonic::include_proto!("cayley.v1");
-
-    /// Protocol version; coordinator and worker must agree exactly.
-    /// Version 2: job specs may carry ` --directed` and ` --track LIST`, and
-    /// coded puzzles (identical or oriented pieces) are searched.
-    pub const PROTOCOL_VERSION: u32 = 2;
-}

@@ -1,16 +1,20 @@
 //! The state space of a job: how states are ranked and cut into shards.
 //!
-//! Two rankings share the engine, the files and the protocol:
+//! Three rankings share the engine, the files and the protocol:
 //! - [`Layout`] for permutations of distinct pieces, with blocks that a
 //!   move carries whole through one row of the low table (the fast path);
 //! - [`Codec`] for identical or oriented pieces (partial puzzles, `.tws`
-//!   files), where the kernel ranks and unranks state by state.
+//!   files), where the kernel ranks and unranks state by state;
+//! - [`ReducedSpace`] for distinct pieces reduced by the puzzle's
+//!   symmetries: a shard is a class of keys, and each stored bit stands for
+//!   a known number of states ([`Space::weight`]).
 //!
 //! Either way a level is one bit array per shard, shard arrays are whole
 //! 64-bit words, and a task is `(level, shard)`.
 
 use crate::codec::Codec;
 use crate::layout::{Layout, StateIndex};
+use crate::reduced::ReducedSpace;
 
 /// States per progress unit of a coded shard (64 words).
 pub const CODED_UNIT_STATES: u64 = 4096;
@@ -22,6 +26,8 @@ pub enum Space {
     Blocks(Layout),
     /// Identical or oriented pieces, state by state.
     Coded(Codec),
+    /// Distinct pieces, one shard per class of keys under the symmetries.
+    Reduced(Box<ReducedSpace>),
 }
 
 impl Space {
@@ -30,6 +36,7 @@ impl Space {
         match self {
             Space::Blocks(l) => l.shards(),
             Space::Coded(c) => c.shards(),
+            Space::Reduced(r) => r.shards(),
         }
     }
 
@@ -38,6 +45,7 @@ impl Space {
         match self {
             Space::Blocks(l) => l.shard_words(),
             Space::Coded(c) => c.shard_states().div_ceil(64) as usize,
+            Space::Reduced(r) => r.shard_words(),
         }
     }
 
@@ -51,11 +59,12 @@ impl Space {
         self.shard_bytes() as u128 * self.shards() as u128
     }
 
-    /// Ranks in the whole space (every reachable state has one).
+    /// Bits of one level (every reachable state, or class of states, has one).
     pub fn states(&self) -> u128 {
         match self {
             Space::Blocks(l) => l.states(),
             Space::Coded(c) => c.states(),
+            Space::Reduced(r) => r.states(),
         }
     }
 
@@ -64,6 +73,7 @@ impl Space {
         match self {
             Space::Blocks(l) => l.blocks_per_shard() * l.block_states() as u64,
             Space::Coded(c) => c.shard_states(),
+            Space::Reduced(r) => r.shard_capacity(),
         }
     }
 
@@ -72,6 +82,7 @@ impl Space {
         match self {
             Space::Blocks(l) => l.shard_pieces,
             Space::Coded(c) => c.shard_classes,
+            Space::Reduced(_) => 0,
         }
     }
 
@@ -81,6 +92,7 @@ impl Space {
         match self {
             Space::Blocks(l) => l.blocks_per_shard(),
             Space::Coded(c) => c.shard_states().div_ceil(CODED_UNIT_STATES),
+            Space::Reduced(r) => r.fiber().rows(),
         }
     }
 
@@ -93,6 +105,7 @@ impl Space {
                 let (shard, index) = c.split(c.rank(&state[..n], &state[n..2 * n]));
                 (shard, (index / 64) as usize, (index % 64) as u32)
             }
+            Space::Reduced(r) => r.locate(state),
         }
     }
 
@@ -114,6 +127,32 @@ impl Space {
                 c.unrank(shard * c.shard_states() + bit as u64, cells, twists);
                 state
             }
+            Space::Reduced(r) => r.state_at(shard, bit),
+        }
+    }
+
+    /// States each stored bit of `shard` stands for (1 without reduction).
+    pub fn weight(&self, shard: u64) -> u64 {
+        match self {
+            Space::Reduced(r) => r.weight(shard),
+            _ => 1,
+        }
+    }
+
+    /// Classes of states under the symmetries among the set bits `words` of
+    /// `shard` (the popcount without reduction).
+    pub fn classes_in(&self, shard: u64, words: &[u64]) -> u64 {
+        match self {
+            Space::Reduced(r) => r.classes_in(shard, words),
+            _ => crate::bits::popcount(words),
+        }
+    }
+
+    /// Order of the symmetry group reduced by (1 without reduction).
+    pub fn symmetry_order(&self) -> usize {
+        match self {
+            Space::Reduced(r) => r.symmetries.order(),
+            _ => 1,
         }
     }
 }

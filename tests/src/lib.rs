@@ -7,6 +7,7 @@
 pub mod cube;
 pub mod engine;
 pub mod procs;
+pub mod symmetry;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -182,20 +183,68 @@ pub fn loopover_generators(rows: usize, cols: usize, single_steps: bool) -> Vec<
     gens
 }
 
-/// The `cayley` binary of the current build profile.
+/// The `cayley` binary of the current build.
 pub fn cayley_bin() -> PathBuf {
+    binary("cayley")
+}
+
+/// A binary of this workspace (`cayley`, `cayley-worker`) as the sources
+/// stand now. The test executables sit next to the binaries they run, but
+/// `cargo test -p cayley-tests` does not build other packages' binaries, so
+/// the first call builds them (a no-op when they are current, as after
+/// `cargo test --workspace`): the tests never run stale binaries.
+pub fn binary(name: &str) -> PathBuf {
+    static BUILT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     let exe = std::env::current_exe().expect("test executable path");
     let dir = exe
         .parent()
         .and_then(|deps| deps.parent())
-        .expect("target profile directory");
-    let bin = dir.join(format!("cayley{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.exists(),
-        "{} is missing: build the workspace (cargo test --workspace builds it)",
-        bin.display()
-    );
+        .expect("target profile directory")
+        .to_path_buf();
+    let built = BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
+        let mut build = Command::new(cargo);
+        build
+            .current_dir(workspace)
+            .args(["build", "--quiet", "-p", "cayley-coordinator", "-p", "cayley-worker"]);
+        // `cargo test` gives each test executable the variables of its own crate and target
+        // (CARGO_PKG_NAME, CARGO_CRATE_NAME, OUT_DIR, ...). Build scripts that rerun when such
+        // a variable changes would then rebuild the dependency tree once per test file (two
+        // minutes each here), so the nested build gets the environment of a plain `cargo build`.
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy().into_owned();
+            if is_per_crate_cargo_variable(&key) {
+                build.env_remove(key);
+            }
+        }
+        if dir.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
+        }
+        match build.status() {
+            Ok(s) if s.success() => Ok(()),
+            other => Err(format!("building the binaries failed: {:?}", other)),
+        }
+    });
+    if let Err(e) = built {
+        panic!("{}", e);
+    }
+    let bin = dir.join(format!("{}{}", name, std::env::consts::EXE_SUFFIX));
+    assert!(bin.exists(), "{} is missing after the build", bin.display());
     bin
+}
+
+/// Whether `key` is one of the variables cargo sets for the crate it is building or
+/// testing, as opposed to configuration a user set for every build.
+fn is_per_crate_cargo_variable(key: &str) -> bool {
+    const PREFIXES: [&str; 4] = ["CARGO_PKG_", "CARGO_CRATE_", "CARGO_MANIFEST_", "CARGO_BIN_"];
+    const EXACT: [&str; 4] = [
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "CARGO_RUSTC_CURRENT_DIR",
+        "OUT_DIR",
+    ];
+    PREFIXES.iter().any(|p| key.starts_with(p)) || EXACT.contains(&key)
 }
 
 /// A fresh directory for one end-to-end test. On Linux it lives in

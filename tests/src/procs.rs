@@ -7,17 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// A binary of the current build profile, next to the test executables.
-pub fn binary(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target profile directory");
-    let bin = dir.join(format!("{}{}", name, std::env::consts::EXE_SUFFIX));
-    assert!(bin.exists(), "{} is missing: build the workspace first", bin.display());
-    bin
-}
+pub use crate::binary;
 
 /// A running coordinator whose stderr is collected line by line.
 pub struct Coordinator {
@@ -137,13 +127,13 @@ impl Drop for Coordinator {
     }
 }
 
-/// Starts a `cayley-worker`.
-pub fn start_worker(url: &str, token: &str, scratch: &Path, threads: u32) -> Child {
-    start_worker_with(url, token, scratch, threads, &[])
+/// Starts a `cayley-worker` in directory `cwd`.
+pub fn start_worker(url: &str, token: &str, cwd: &Path, threads: u32) -> Child {
+    start_worker_with(url, token, cwd, threads, &[])
 }
 
-/// Starts a `cayley-worker` with extra arguments, in directory `scratch`.
-pub fn start_worker_with(url: &str, token: &str, scratch: &Path, threads: u32, extra: &[&str]) -> Child {
+/// Starts a `cayley-worker` with extra arguments, in directory `cwd`.
+pub fn start_worker_with(url: &str, token: &str, cwd: &Path, threads: u32, extra: &[&str]) -> Child {
     let threads = threads.to_string();
     Command::new(binary("cayley-worker"))
         .args([
@@ -156,10 +146,8 @@ pub fn start_worker_with(url: &str, token: &str, scratch: &Path, threads: u32, e
             "--patience",
             "10",
         ])
-        .arg("--scratch")
-        .arg(scratch)
         .args(extra)
-        .current_dir(scratch)
+        .current_dir(cwd)
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -204,4 +192,33 @@ pub fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> boo
         std::thread::sleep(Duration::from_millis(20));
     }
     false
+}
+
+/// Waits for a process and returns whether it exited 0 and its peak
+/// resident memory in bytes, as the kernel accounted it (`wait4`'s
+/// `ru_maxrss`).
+pub fn wait_with_peak_rss(child: Child, timeout: Duration) -> (bool, u64) {
+    let pid = child.id() as libc::pid_t;
+    let deadline = Instant::now() + timeout;
+    loop {
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is a valid value of the plain C struct
+        // wait4 fills in.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `pid` is our own unreaped child (the `Child` is consumed
+        // here, so std never waits for it), and both out-pointers point to
+        // live, writable locals of the right types.
+        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if reaped == pid {
+            let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+            return (ok, usage.ru_maxrss as u64 * 1024);
+        }
+        assert!(reaped == 0, "wait4 failed for process {}", pid);
+        if Instant::now() > deadline {
+            // SAFETY: signalling our own child process.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("process did not finish within {:?}", timeout);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

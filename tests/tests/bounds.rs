@@ -1,5 +1,5 @@
 //! The counting lower bound against seed 002 (§4.3, Tables 2 and 5, in
-//! ../shared/reference/published.md).
+//! tests/data/published.md).
 
 use cayley_shared::bignat::BigNat;
 use cayley_shared::bound::{counting_bound, cumulative_counts, puzzle_bound};

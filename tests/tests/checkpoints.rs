@@ -2,7 +2,7 @@
 //! refused, fed damaged files and a full disk, and the result folder.
 //!
 //! Every table is compared with Loopover 2×5 MTM from
-//! ../shared/reference/published.md; everything else is checked against
+//! tests/data/loopover-mtm.csv; everything else is checked against
 //! identities (counts add up, words replay to solved), never against an
 //! earlier output of this program.
 
@@ -15,7 +15,7 @@ use std::process::Output;
 use std::time::Duration;
 
 const PUZZLE: &str = "loopover:2x5";
-/// Loopover 2×5 MTM, published.md.
+/// Loopover 2×5 MTM, tests/data/loopover-mtm.csv.
 const PUBLISHED: [u64; 13] = [
     1, 13, 106, 790, 4845, 25771, 121338, 472506, 1251350, 1484825, 258645, 8295, 315,
 ];
@@ -45,8 +45,18 @@ fn s(p: &Path) -> &str {
 }
 
 impl Dirs {
-    /// `cayley run loopover:2x5 --checkpoint-dir … extra…`
+    /// `cayley run loopover:2x5 --no-symmetry --checkpoint-dir … extra…`:
+    /// these tests address the files of particular shards, so they use the
+    /// unreduced plan (`reduced_run_args` for the reduced one).
     fn run_args<'a>(&'a self, extra: &[&'a str]) -> Vec<&'a str> {
+        let mut args = self.reduced_run_args(extra);
+        args.insert(2, "--no-symmetry");
+        args
+    }
+
+    /// `cayley run loopover:2x5 --checkpoint-dir … extra…` (reduced by the
+    /// board's symmetries).
+    fn reduced_run_args<'a>(&'a self, extra: &[&'a str]) -> Vec<&'a str> {
         let mut args = vec!["run", PUZZLE, "--checkpoint-dir", s(&self.ck)];
         args.extend(self.output_args());
         args.extend_from_slice(extra);
@@ -73,9 +83,9 @@ impl Dirs {
         cayley(&self.resume_args())
     }
 
-    /// Runs until `CAYLEY_FAULT_DISK_FULL=level:shard` stops the job.
-    fn run_until_disk_full(&self, level: u32, shard: u64, extra: &[&str]) -> String {
-        let fault = format!("{}:{}", level, shard);
+    /// Runs until `CAYLEY_FAULT_DISK_FULL=level:chunk` stops the job.
+    fn run_until_disk_full(&self, level: u32, chunk: u64, extra: &[&str]) -> String {
+        let fault = format!("{}:{}", level, chunk);
         let o = cayley_env(&self.run_args(extra), &[("CAYLEY_FAULT_DISK_FULL", &fault)]);
         let err = stderr_text(&o);
         assert!(!o.status.success(), "the injected full disk went unnoticed: {}", err);
@@ -86,15 +96,29 @@ impl Dirs {
         read_json(&self.ck.join("manifest.json")).expect("manifest.json")
     }
 
-    fn frontier(&self, level: u32, shard: u64) -> PathBuf {
-        frontier(&self.ck, level, shard)
+    fn chunk(&self, level: u32, chunk: u64) -> PathBuf {
+        chunk_file(&self.ck, level, chunk)
     }
 }
 
-fn frontier(ck: &Path, level: u32, shard: u64) -> PathBuf {
+fn chunk_file(ck: &Path, level: u32, chunk: u64) -> PathBuf {
     ck.join("levels")
         .join(format!("L{:04}", level))
-        .join(format!("S{:08}.frontier", shard))
+        .join(format!("C{:08}.chunk", chunk))
+}
+
+/// `(chunk, states)` of every chunk a level's journal records (the states
+/// its stored bits stand for).
+fn journal(ck: &Path, level: usize) -> Vec<(u64, u64)> {
+    let path = ck.join("levels").join(format!("L{:04}", level)).join("done.jsonl");
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut records = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        if let Ok(r) = serde_json::from_str::<serde_json::Value>(line) {
+            records.insert(r["chunk"].as_u64().unwrap(), r["states"].as_u64().unwrap());
+        }
+    }
+    records.into_iter().collect()
 }
 
 fn assert_success(o: &Output) {
@@ -124,23 +148,28 @@ fn assert_published(out: &Path) {
 }
 
 /// The manifest of a stopped or killed job describes a consistent prefix
-/// of the work: its levels are the published counts, each level's shard
-/// counts add up, and every file it relies on exists.
+/// of the work: its levels are the published counts, each kept level's
+/// journal records every chunk and adds up to its count, and every file the
+/// records rely on exists.
 fn assert_manifest_consistent(ck: &Path) {
     let m = read_json(&ck.join("manifest.json")).expect("manifest.json");
     let levels = m["levels"].as_array().expect("levels");
     let counts: Vec<u64> = levels.iter().map(|l| l["count"].as_u64().unwrap()).collect();
     assert_eq!(counts, PUBLISHED[..counts.len()], "recorded levels");
     let keep_all = m["keep_levels"] == "all";
-    for (depth, level) in levels.iter().enumerate() {
-        assert_eq!(json_u64s(&level["shard_counts"]).iter().sum::<u64>(), counts[depth]);
+    let chunks = m["job"]["chunks"].as_u64().unwrap();
+    // Level 0 (the solved state) is made by every reader, never stored.
+    for (depth, &count) in counts.iter().enumerate().skip(1) {
         if keep_all || depth + 2 >= levels.len() {
-            for shard in 0..m["job"]["shards"].as_u64().unwrap() {
+            let records = journal(ck, depth);
+            assert_eq!(records.len() as u64, chunks, "level {} journal", depth);
+            assert_eq!(records.iter().map(|r| r.1).sum::<u64>(), count);
+            for chunk in 0..chunks {
                 assert!(
-                    frontier(ck, depth as u32, shard).exists(),
-                    "level {} shard {}",
+                    chunk_file(ck, depth as u32, chunk).exists(),
+                    "level {} chunk {}",
                     depth,
-                    shard
+                    chunk
                 );
             }
         }
@@ -148,10 +177,10 @@ fn assert_manifest_consistent(ck: &Path) {
     if m["finished"] == true {
         assert_eq!(counts, PUBLISHED);
     } else if let Some(running) = m["running"].as_object() {
-        let next = running["from_level"].as_u64().unwrap() as u32 + 1;
-        assert_eq!(next as usize, levels.len());
-        for shard in running["done"].as_object().unwrap().keys() {
-            assert!(frontier(ck, next, shard.parse().unwrap()).exists());
+        let next = running["from_level"].as_u64().unwrap() as usize + 1;
+        assert_eq!(next, levels.len());
+        for (chunk, _) in journal(ck, next) {
+            assert!(chunk_file(ck, next as u32, chunk).exists());
         }
     }
 }
@@ -185,7 +214,12 @@ fn killed_runs_resume_to_the_published_table() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let d = dirs();
         let keep = if seed % 2 == 0 { "all" } else { "last2" };
-        let run = d.run_args(&["--shard-pieces", "2", "--keep-levels", keep]);
+        // Unreduced: 90 shards in 18 chunk files of 5; reduced: 26 classes.
+        let run = if seed <= 2 {
+            d.run_args(&["--shard-pieces", "2", "--keep-levels", keep])
+        } else {
+            d.reduced_run_args(&["--keep-levels", keep])
+        };
         let first = rng.random_range(1..=9);
         kill_after_level(&run, &d.ck, first, rng.random_range(0..80));
         assert_manifest_consistent(&d.ck);
@@ -207,7 +241,7 @@ fn resuming_a_finished_job_only_rewrites_the_results() {
     assert_success(&d.run(&["--shard-pieces", "1"]));
     assert_published(&d.out);
     let manifest = std::fs::read(d.ck.join("manifest.json")).unwrap();
-    let level_file = d.frontier(5, 0);
+    let level_file = d.chunk(5, 0);
     let level_bytes = std::fs::read(&level_file).unwrap();
     let modified = std::fs::metadata(&level_file).unwrap().modified().unwrap();
     std::fs::remove_dir_all(&d.out).unwrap();
@@ -254,9 +288,9 @@ fn resume_refuses_a_checkpoint_of_another_job() {
     let other = dirs();
     other.run_until_disk_full(4, 0, &["--metric", "stm"]);
     std::fs::copy(other.ck.join("manifest.json"), d.ck.join("manifest.json")).unwrap();
-    let before = std::fs::read(d.frontier(3, 0)).unwrap();
+    let before = std::fs::read(d.chunk(3, 0)).unwrap();
     assert_refused(&d.resume(), "another job");
-    assert_eq!(std::fs::read(d.frontier(3, 0)).unwrap(), before);
+    assert_eq!(std::fs::read(d.chunk(3, 0)).unwrap(), before);
     assert!(!d.out.join("result.json").exists());
 }
 
@@ -279,41 +313,41 @@ fn truncate(path: &Path) {
     std::fs::write(path, &bytes[..bytes.len() / 2]).unwrap();
 }
 
-/// Flips one byte in the middle of a file's compressed payload (after the
-/// 64-byte header).
+/// Flips one byte in the middle of a chunk file's compressed payload (after
+/// the 96-byte header and the 32-byte index entry of each shard).
 fn flip_payload_byte(path: &Path) {
     let mut bytes = std::fs::read(path).unwrap();
-    assert!(bytes.len() > 64, "{} has no payload", path.display());
-    let at = 64 + (bytes.len() - 64) / 2;
+    let shards = u32::from_le_bytes(bytes[28..32].try_into().unwrap()) as usize;
+    let start = 96 + 32 * shards;
+    assert!(bytes.len() > start, "{} has no payload", path.display());
+    let at = start + (bytes.len() - start) / 2;
     bytes[at] ^= 0x5a;
     std::fs::write(path, bytes).unwrap();
 }
 
-/// Shards of `level` holding at least one state, most populous first.
-fn populated_shards(manifest: &serde_json::Value, level: usize) -> Vec<u64> {
-    let counts = json_u64s(&manifest["levels"][level]["shard_counts"]);
-    let mut shards: Vec<u64> = (0..counts.len() as u64).filter(|&s| counts[s as usize] > 0).collect();
-    shards.sort_by_key(|&s| std::cmp::Reverse(counts[s as usize]));
-    shards
+/// Chunks of `level` holding at least one state, most populous first.
+fn populated_chunks(ck: &Path, level: usize) -> Vec<u64> {
+    let mut records: Vec<(u64, u64)> = journal(ck, level).into_iter().filter(|r| r.1 > 0).collect();
+    records.sort_by_key(|&(_, stored)| std::cmp::Reverse(stored));
+    records.into_iter().map(|r| r.0).collect()
 }
 
 #[test]
 fn damaged_inputs_are_named_and_recomputed() {
     // Stopped while computing level 6: level 5 is what the resumed job reads.
     let d = dirs();
-    d.run_until_disk_full(6, 40, &["--shard-pieces", "2"]);
-    let shards = populated_shards(&d.manifest(), 5);
-    let (truncated, flipped, swapped) = (
-        d.frontier(5, shards[0]),
-        d.frontier(5, shards[1]),
-        d.frontier(5, shards[2]),
-    );
+    let plan = ["--shard-pieces", "2", "--chunk-shards", "1"];
+    d.run_until_disk_full(6, 40, &plan);
+    let chunks = populated_chunks(&d.ck, 5);
+    let (truncated, flipped, swapped) = (d.chunk(5, chunks[0]), d.chunk(5, chunks[1]), d.chunk(5, chunks[2]));
     truncate(&truncated);
     flip_payload_byte(&flipped);
     // The same-named file of another job (STM, same shard plan).
     let other = dirs();
-    assert_success(&other.run(&["--shard-pieces", "2", "--metric", "stm", "--max-depth", "5"]));
-    std::fs::copy(frontier(&other.ck, 5, shards[2]), &swapped).unwrap();
+    let mut args = plan.to_vec();
+    args.extend(["--metric", "stm", "--max-depth", "5"]);
+    assert_success(&other.run(&args));
+    std::fs::copy(chunk_file(&other.ck, 5, chunks[2]), &swapped).unwrap();
 
     let o = d.resume();
     let err = stderr_text(&o);
@@ -330,17 +364,14 @@ fn recorded_outputs_of_the_running_level_are_verified_on_resume() {
     // With --keep-levels last2 a bad output of the running level can only be
     // recomputed while that level runs: later, its inputs are gone.
     let d = dirs();
-    d.run_until_disk_full(7, 20, &["--shard-pieces", "2", "--keep-levels", "last2"]);
-    let m = d.manifest();
-    let done: Vec<u64> = m["running"]["done"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .filter(|(_, r)| r["count"].as_u64().unwrap() > 0)
-        .map(|(shard, _)| shard.parse().unwrap())
-        .collect();
-    assert!(done.len() >= 2, "too few recorded tasks: {}", m["running"]);
-    let (flipped, truncated) = (d.frontier(7, done[0]), d.frontier(7, done[1]));
+    d.run_until_disk_full(
+        7,
+        20,
+        &["--shard-pieces", "2", "--chunk-shards", "1", "--keep-levels", "last2"],
+    );
+    let done = populated_chunks(&d.ck, 7);
+    assert!(done.len() >= 2, "too few recorded tasks: {:?}", journal(&d.ck, 7));
+    let (flipped, truncated) = (d.chunk(7, done[0]), d.chunk(7, done[1]));
     flip_payload_byte(&flipped);
     truncate(&truncated);
     let o = d.resume();
@@ -356,8 +387,12 @@ fn recorded_outputs_of_the_running_level_are_verified_on_resume() {
 fn damage_that_cannot_be_recomputed_stops_with_the_file_named() {
     // last2: level 6 needs levels 5 and 4 to be recomputed, and 4 is gone.
     let d = dirs();
-    d.run_until_disk_full(7, 20, &["--shard-pieces", "2", "--keep-levels", "last2"]);
-    let damaged = d.frontier(6, 20);
+    d.run_until_disk_full(
+        7,
+        20,
+        &["--shard-pieces", "2", "--chunk-shards", "1", "--keep-levels", "last2"],
+    );
+    let damaged = d.chunk(6, populated_chunks(&d.ck, 6)[0]);
     flip_payload_byte(&damaged);
     let o = d.resume();
     let err = stderr_text(&o);
@@ -380,7 +415,7 @@ fn damaged_level_of_a_finished_job_is_named_and_the_results_kept() {
     let d = dirs();
     assert_success(&d.run(&[]));
     let good = std::fs::read(d.out.join("result.json")).unwrap();
-    let damaged = d.frontier(3, 0);
+    let damaged = d.chunk(3, 0);
     flip_payload_byte(&damaged);
     let o = d.resume();
     let err = stderr_text(&o);
@@ -399,12 +434,12 @@ fn disk_full_stops_the_job_and_resume_finishes_it() {
     assert!(!d.out.join("result.json").exists());
     assert_manifest_consistent(&d.ck);
     assert_eq!(levels_done(&d.ck), 5);
-    assert!(!d.frontier(5, 3).exists());
+    assert!(!d.chunk(5, 3).exists());
     // What a writer killed mid-write leaves behind must be ignored.
-    let level5 = d.frontier(5, 3).with_file_name("S00000003.frontier.tmp-4242-beef");
+    let level5 = d.chunk(5, 3).with_file_name("C00000003.chunk.tmp-4242-beef");
     std::fs::create_dir_all(level5.parent().unwrap()).unwrap();
-    std::fs::write(&level5, b"CAYLEYFR half a file").unwrap();
-    std::fs::write(d.frontier(4, 3).with_file_name("S00000003.frontier.tmp-4242-dead"), b"").unwrap();
+    std::fs::write(&level5, b"CAYLEYCK half a file").unwrap();
+    std::fs::write(d.chunk(4, 3).with_file_name("C00000003.chunk.tmp-4242-dead"), b"").unwrap();
     std::fs::write(d.ck.join("manifest.json.tmp"), b"{\"format_version\": 1, \"fingerpr").unwrap();
 
     assert_success(&d.resume());
@@ -493,10 +528,12 @@ fn svg_bar_titles(svg: &str) -> Vec<String> {
 
 #[test]
 fn result_folder_is_complete_and_keep_all_keeps_every_level() {
+    // Reduced by the board's symmetries, as `cayley run` does by default.
     let d = dirs();
-    assert_success(&d.run(&[]));
+    assert_success(&cayley(&d.reduced_run_args(&[])));
     assert_published(&d.out);
-    let expected: Vec<String> = (0..PUBLISHED.len()).map(|l| format!("L{:04}", l)).collect();
+    // Level 0 is the solved state, made by every reader: never stored.
+    let expected: Vec<String> = (1..PUBLISHED.len()).map(|l| format!("L{:04}", l)).collect();
     assert_eq!(level_dirs(&d.ck), expected);
 
     let csv = std::fs::read_to_string(d.out.join("depths.csv")).unwrap();

@@ -1,6 +1,6 @@
 //! Partial puzzles (`--track`), identical pieces and oriented pieces: the
 //! coded state space, against independent hash-set BFS written here from
-//! the rules, published counts (../shared/reference/published.md) and
+//! the rules, published counts (tests/data/published.md) and
 //! counting identities.
 
 use cayley_shared::engine::SearchOutcome;

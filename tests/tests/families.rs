@@ -1,5 +1,5 @@
 //! The puzzle families searched by the engine, against published facts
-//! (../shared/reference/published.md) and the independent BFS helpers.
+//! (tests/data/published.md) and the independent BFS helpers.
 
 use cayley_shared::engine::SearchOutcome;
 use cayley_shared::job::Job;

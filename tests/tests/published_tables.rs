@@ -1,4 +1,4 @@
-//! Loopover MTM depth tables from ../shared/reference/published.md (seed
+//! Loopover MTM depth tables from tests/data/published.md (seed
 //! paper 002 and independent computations), reproduced by the engine.
 
 use cayley_shared::engine::{search, SearchConfig, Silent};

@@ -2,13 +2,14 @@
 //! stream progress and results, exit when the job is over.
 
 use crate::runner::{TaskError, TaskResult, TaskRunner};
-use cayley_shared::job::Job;
-use cayley_shared::proto::coordinator_client::CoordinatorClient;
-use cayley_shared::proto::{
-    lease_reply, task_failed, task_update, LeaseRequest, RegisterRequest, Task, TaskDone, TaskFailed, TaskProgress,
-    TaskUpdate, PROTOCOL_VERSION,
+use cayley_proto::coordinator_client::CoordinatorClient;
+use cayley_proto::{
+    lease_reply, task_failed, task_update, IoStats, LeaseRequest, RegisterRequest, Task, TaskDone, TaskFailed,
+    TaskProgress, TaskUpdate, PROTOCOL_VERSION,
 };
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::parse_puzzle_with_file;
+use cayley_shared::resources::human_bytes;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,8 +24,8 @@ pub struct WorkerConfig {
     pub coordinator: String,
     /// Cluster token sent with every call.
     pub token: Option<String>,
-    /// Directory for this worker's decompressed level files.
-    pub scratch: PathBuf,
+    /// Bytes of decompressed shards to keep in memory (with the tables).
+    pub memory: u64,
     /// Compute threads (0 = every core).
     pub threads: usize,
     /// Name shown in `cayley status`.
@@ -46,6 +47,8 @@ pub struct WorkerSummary {
     /// True when the job finished; false when the coordinator stopped it.
     pub finished: bool,
     pub reason: String,
+    /// Highest bytes of shards held in the cache.
+    pub cache_peak: u64,
 }
 
 type Client = CoordinatorClient<InterceptedService<Channel, Auth>>;
@@ -128,7 +131,7 @@ pub async fn run_worker(config: WorkerConfig) -> anyhow::Result<WorkerSummary> {
             protocol_version: PROTOCOL_VERSION,
             worker_name: config.name.clone(),
             cores: threads as u32,
-            scratch_free_bytes: fs4::available_space(&config.scratch).unwrap_or(0),
+            memory_budget: config.memory,
         })
         .await
         .map_err(|s| anyhow::anyhow!("the coordinator refused this worker: {}", s.message()))?
@@ -142,7 +145,8 @@ pub async fn run_worker(config: WorkerConfig) -> anyhow::Result<WorkerSummary> {
     let job = Job::new(
         parse_puzzle_with_file(&spec.puzzle, metric, file)?,
         Some(spec.shard_pieces as usize),
-    )?;
+    )?
+    .with_chunk_shards(Some(spec.chunk_shards));
     anyhow::ensure!(
         job.fingerprint() == spec.fingerprint,
         "this worker plans '{}' differently from the coordinator (fingerprint {:016x} vs {:016x}); use the same cayley version on both",
@@ -154,30 +158,28 @@ pub async fn run_worker(config: WorkerConfig) -> anyhow::Result<WorkerSummary> {
         .checkpoint_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from(&spec.checkpoint_dir));
-    let scratch = config
-        .scratch
-        .join(format!("cayley-worker-{}-{}", std::process::id(), worker_id));
-    tracing::info!("worker {} joined {} ({} threads)", worker_id, spec.puzzle, threads);
-    let runner = tokio::task::spawn_blocking({
-        let scratch = scratch.clone();
-        move || TaskRunner::new(job, &checkpoint, &scratch, threads)
-    })
-    .await??;
+    tracing::info!(
+        "worker {} joined {} ({} threads, memory budget {})",
+        worker_id,
+        spec.puzzle,
+        threads,
+        human_bytes(config.memory as u128)
+    );
+    let memory = config.memory;
+    let runner = tokio::task::spawn_blocking(move || TaskRunner::new(job, &checkpoint, memory, threads)).await??;
     let runner = Arc::new(Mutex::new(runner));
-    let outcome = lease_loop(&mut client, worker_id, runner).await;
-    let _ = std::fs::remove_dir_all(&scratch);
-    outcome
+    let mut summary = lease_loop(&mut client, worker_id, &runner).await?;
+    summary.cache_peak = runner.lock().expect("runner lock").cache_peak();
+    Ok(summary)
 }
 
 async fn lease_loop(
     client: &mut Client,
     worker_id: u64,
-    runner: Arc<Mutex<TaskRunner>>,
+    runner: &Arc<Mutex<TaskRunner>>,
 ) -> anyhow::Result<WorkerSummary> {
     let mut tasks = 0u64;
     let mut failures = 0u32;
-    // At most one output file is being written while the next task computes.
-    let mut writing: Option<tokio::task::JoinHandle<()>> = None;
     loop {
         let reply = match client.lease(LeaseRequest { worker_id }).await {
             Ok(r) => {
@@ -193,57 +195,34 @@ async fn lease_loop(
         };
         match reply.reply {
             Some(lease_reply::Reply::Task(task)) => {
-                let next = start_task(client, worker_id, &runner, task).await?;
-                if let Some(previous) = writing.take() {
-                    previous.await?;
-                }
-                match next {
-                    Started::Writing(handle) => writing = Some(handle),
-                    Started::Failed(Some(fatal)) => anyhow::bail!(fatal),
-                    Started::Failed(None) => {}
+                if let Some(fatal) = run_task(client, worker_id, runner, task).await? {
+                    anyhow::bail!(fatal);
                 }
                 tasks += 1;
             }
-            Some(lease_reply::Reply::WaitMs(ms)) => {
-                // The coordinator may be waiting for the file being written.
-                if let Some(previous) = writing.take() {
-                    previous.await?;
-                } else {
-                    tokio::time::sleep(Duration::from_millis(ms as u64)).await;
-                }
-            }
+            Some(lease_reply::Reply::WaitMs(ms)) => tokio::time::sleep(Duration::from_millis(ms as u64)).await,
             Some(lease_reply::Reply::Over(over)) => {
-                if let Some(previous) = writing.take() {
-                    previous.await?;
-                }
                 return Ok(WorkerSummary {
                     worker_id,
                     tasks,
                     finished: over.finished,
                     reason: over.reason,
-                });
+                    cache_peak: 0,
+                })
             }
             None => anyhow::bail!("empty lease reply"),
         }
     }
 }
 
-/// What became of a started task.
-enum Started {
-    /// Computed; its file is being written and reported by this handle.
-    Writing(tokio::task::JoinHandle<()>),
-    /// Failed and reported; `Some` when this worker cannot go on.
-    Failed(Option<String>),
-}
-
-/// Computes one task while streaming progress, then hands the output file
-/// to a background write that finishes the report.
-async fn start_task(
+/// Computes one task while streaming progress, then reports its result.
+/// Returns a message when this worker cannot go on.
+async fn run_task(
     client: &mut Client,
     worker_id: u64,
     runner: &Arc<Mutex<TaskRunner>>,
     task: Task,
-) -> anyhow::Result<Started> {
+) -> anyhow::Result<Option<String>> {
     let (tx, rx) = tokio::sync::mpsc::channel::<TaskUpdate>(16);
     let mut report_client = client.clone();
     let report = tokio::spawn(async move {
@@ -251,45 +230,34 @@ async fn start_task(
             .report(tokio_stream::wrappers::ReceiverStream::new(rx))
             .await
     });
-    let blocks = Arc::new(AtomicU64::new(0));
+    let units = Arc::new(AtomicU64::new(0));
     let found = Arc::new(AtomicU64::new(0));
-    let blocks_total = runner.lock().expect("runner lock").blocks_per_task();
+    let units_total = runner.lock().expect("runner lock").units_of_chunk(task.chunk);
     let progress = {
-        let (blocks, found) = (blocks.clone(), found.clone());
+        let (units, found) = (units.clone(), found.clone());
         move || TaskProgress {
-            blocks_done: blocks.load(Ordering::Relaxed),
-            blocks_total,
+            blocks_done: units.load(Ordering::Relaxed),
+            blocks_total: units_total,
             states_found: found.load(Ordering::Relaxed),
         }
     };
     let compute = tokio::task::spawn_blocking({
-        let (runner, blocks, found) = (runner.clone(), blocks.clone(), found.clone());
+        let (runner, units, found) = (runner.clone(), units.clone(), found.clone());
         move || {
             let mut runner = runner.lock().expect("runner lock");
-            runner.compute(task.from_level, task.shard, &|f| {
-                blocks.fetch_add(1, Ordering::Relaxed);
+            runner.compute_chunk(task.from_level, task.chunk, &|f| {
+                units.fetch_add(1, Ordering::Relaxed);
                 found.fetch_add(f, Ordering::Relaxed);
             })
         }
     });
-    let computed = with_heartbeats(&tx, worker_id, &task, &progress, compute).await?;
-    let computed = match computed {
-        Ok(c) => c,
-        Err(e) => {
-            let fatal = matches!(e, TaskError::Unreadable(_)).then(|| e.to_string());
-            finish_report(&tx, worker_id, &task, Err(e), report).await;
-            return Ok(Started::Failed(fatal));
-        }
+    let result = with_heartbeats(&tx, worker_id, &task, &progress, compute).await?;
+    let fatal = match &result {
+        Err(e @ TaskError::Unreadable(_)) => Some(e.to_string()),
+        _ => None,
     };
-    let handle = tokio::spawn(async move {
-        let write = tokio::task::spawn_blocking(move || computed.write());
-        let result = match with_heartbeats(&tx, worker_id, &task, &progress, write).await {
-            Ok(r) => r,
-            Err(e) => Err(TaskError::Other(format!("writing the output panicked: {}", e))),
-        };
-        finish_report(&tx, worker_id, &task, result, report).await;
-    });
-    Ok(Started::Writing(handle))
+    finish_report(&tx, worker_id, &task, result, report).await;
+    Ok(fatal)
 }
 
 /// Awaits `work`, sending a progress message (the lease heartbeat) every
@@ -320,7 +288,7 @@ fn update(worker_id: u64, task: &Task, u: task_update::Update) -> TaskUpdate {
     }
 }
 
-type ReportHandle = tokio::task::JoinHandle<Result<tonic::Response<cayley_shared::proto::ReportReply>, tonic::Status>>;
+type ReportHandle = tokio::task::JoinHandle<Result<tonic::Response<cayley_proto::ReportReply>, tonic::Status>>;
 
 /// Sends the task's result or failure and closes its report stream.
 async fn finish_report(
@@ -331,17 +299,12 @@ async fn finish_report(
     report: ReportHandle,
 ) {
     let last = match result {
-        Ok(r) => task_update::Update::Done(TaskDone {
-            count: r.count,
-            evaluations: r.evaluations,
-            file_bytes: r.file_bytes,
-            seconds: r.seconds,
-        }),
+        Ok(r) => task_update::Update::Done(done_message(&r)),
         Err(e) => {
-            tracing::warn!("task ({}, {}) failed: {}", task.from_level, task.shard, e);
-            let (kind, level, shard) = match &e {
+            tracing::warn!("task ({}, {}) failed: {}", task.from_level, task.chunk, e);
+            let (kind, level, chunk) = match &e {
                 TaskError::DiskFull(_) => (task_failed::Kind::DiskFull, 0, 0),
-                TaskError::CorruptInput { level, shard, .. } => (task_failed::Kind::CorruptInput, *level, *shard),
+                TaskError::CorruptInput { level, chunk, .. } => (task_failed::Kind::CorruptInput, *level, *chunk),
                 TaskError::Unreadable(_) => (task_failed::Kind::UnreadableCheckpoint, 0, 0),
                 TaskError::Other(_) => (task_failed::Kind::Other, 0, 0),
             };
@@ -349,12 +312,12 @@ async fn finish_report(
                 kind: kind as i32,
                 message: e.to_string(),
                 level,
-                shard,
+                chunk,
             })
         }
     };
     let _ = tx.send(update(worker_id, task, last)).await;
-    let where_ = format!("task ({}, {})", task.from_level, task.shard);
+    let where_ = format!("task ({}, {})", task.from_level, task.chunk);
     match report.await {
         Ok(Ok(reply)) if !reply.get_ref().accepted => {
             tracing::warn!("coordinator did not accept {}: {}", where_, reply.get_ref().message)
@@ -362,5 +325,26 @@ async fn finish_report(
         Ok(Ok(_)) => {}
         Ok(Err(status)) => tracing::warn!("reporting {} failed: {}", where_, status.message()),
         Err(e) => tracing::warn!("reporting {} failed: {}", where_, e),
+    }
+}
+
+/// The protocol's form of a finished task.
+pub fn done_message(r: &TaskResult) -> TaskDone {
+    TaskDone {
+        stored: r.stored,
+        states: r.states,
+        classes: r.classes,
+        evaluations: r.evaluations,
+        file_bytes: r.file_bytes,
+        index_checksum: r.index_checksum,
+        seconds: r.seconds,
+        io: Some(IoStats {
+            bytes_read: r.io.cache.bytes_read,
+            lookups: r.io.cache.lookups,
+            hits: r.io.cache.hits,
+            load_seconds: r.io.cache.load_seconds,
+            compute_seconds: r.io.compute_seconds,
+            write_seconds: r.io.write_seconds,
+        }),
     }
 }

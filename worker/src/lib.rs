@@ -1,11 +1,20 @@
 //! cayley worker library: used by the `cayley-worker` binary and by
 //! `cayley run`, which embeds workers in the coordinator process.
 //!
-//! - [`runner`]: computes one `(level, shard)` task from checkpoint files.
+//! - [`cache`]: decompressed shards within a memory budget.
+//! - [`runner`]: computes one `(level, chunk)` task from checkpoint files.
 //! - [`client`]: registers with a coordinator, leases tasks, streams
 //!   progress and results.
 
+pub mod cache;
 pub mod client;
 pub mod runner;
 
 pub use client::{run_worker, WorkerConfig, WorkerSummary};
+
+/// Peak resident memory of this process (`VmHWM`), when the kernel says.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+}

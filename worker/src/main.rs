@@ -1,7 +1,8 @@
 //! `cayley-worker`: joins a cayley coordinator and computes tasks until the
 //! job is over.
 
-use cayley_worker::{run_worker, WorkerConfig};
+use cayley_shared::resources::{default_budget, human_bytes, parse_size};
+use cayley_worker::{peak_rss_bytes, run_worker, WorkerConfig};
 use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -16,9 +17,15 @@ struct Args {
     /// Coordinator URL, e.g. http://10.0.0.5:7070 (https:// with --tls-ca).
     #[arg(long, value_name = "URL")]
     coordinator: String,
-    /// Directory for decompressed level files (needs about three levels' worth of shards).
-    #[arg(long, value_name = "DIR")]
-    scratch: PathBuf,
+    /// Memory for decompressed shards and tables, e.g. 8G or 512M [default: 60% of the
+    /// memory available to this process]. Shards that do not fit are read again from the
+    /// checkpoint, so any budget above one task's working set works (`cayley info` says how much).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    memory: Option<u64>,
+    /// No longer used (shards are held in memory within --memory); accepted so that
+    /// existing scripts keep working.
+    #[arg(long, value_name = "DIR", hide = true)]
+    scratch: Option<PathBuf>,
     /// Cluster token (or set CAYLEY_TOKEN).
     #[arg(long, env = "CAYLEY_TOKEN", hide_env_values = true)]
     token: Option<String>,
@@ -50,10 +57,14 @@ async fn main() {
         let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "worker".into());
         format!("{}-{}", host.trim(), std::process::id())
     });
+    if args.scratch.is_some() {
+        tracing::warn!("--scratch is no longer used: shards are held in memory within --memory");
+    }
+    let memory = args.memory.unwrap_or_else(|| default_budget(1));
     let config = WorkerConfig {
         coordinator: args.coordinator,
         token: args.token,
-        scratch: args.scratch,
+        memory,
         threads: args.threads,
         name,
         checkpoint_dir: args.checkpoint_dir,
@@ -62,7 +73,13 @@ async fn main() {
     };
     match run_worker(config).await {
         Ok(summary) if summary.finished => {
-            tracing::info!("job finished; this worker computed {} tasks", summary.tasks);
+            tracing::info!(
+                "job finished; this worker computed {} tasks; memory budget {}, shard cache peak {}, peak RSS {}",
+                summary.tasks,
+                human_bytes(memory as u128),
+                human_bytes(summary.cache_peak as u128),
+                peak_rss_bytes().map_or("unknown".into(), |b| human_bytes(b as u128))
+            );
         }
         Ok(summary) => {
             eprintln!("error: the coordinator stopped the job: {}", summary.reason);

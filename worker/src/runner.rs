@@ -1,16 +1,22 @@
-//! Runs one task `(from_level d, shard B)` from files: loads and verifies
-//! the inputs from the checkpoint directory (caching decompressed shards in
-//! scratch), runs the kernel, and writes `F_{d+1}(B)` atomically.
+//! Runs one task `(from_level d, chunk C)` from files: for each target shard
+//! `B` of the chunk, fetches `F_{d-1}(B)`, `F_d(B)` and `F_d` of `B`'s
+//! source shards through the [`ShardCache`], runs the kernel, and appends
+//! `F_{d+1}(B)` to the chunk's output file. Memory is the cache's budget
+//! plus one output shard: never a whole level.
 
-use cayley_shared::bits::{Plane, PlaneMut};
-use cayley_shared::engine::{SearchContext, TaskBits};
-use cayley_shared::format::{read_frontier, write_frontier, FormatError, FrontierId};
+use crate::cache::{CacheStats, ShardCache};
+use cayley_shared::checkpoint::CheckpointDir;
+use cayley_shared::context::SearchContext;
+use cayley_shared::format::{ChunkId, ChunkReader, ChunkWriter, FormatError};
 use cayley_shared::job::Job;
-use cayley_shared::manifest::CheckpointDir;
+use cayley_shared::task::{ShardInputs, SourceBits, TaskStats};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// Chunk files kept open (their header and index verified) at most.
+const OPEN_FILES: usize = 256;
 
 /// Why a task failed.
 #[derive(Debug)]
@@ -18,7 +24,7 @@ pub enum TaskError {
     /// The output could not be written for lack of space.
     DiskFull(String),
     /// An input file is missing or fails validation.
-    CorruptInput { level: u32, shard: u64, message: String },
+    CorruptInput { level: u32, chunk: u64, message: String },
     /// The checkpoint directory cannot be read from here.
     Unreadable(String),
     /// Anything else.
@@ -34,239 +40,290 @@ impl std::fmt::Display for TaskError {
     }
 }
 
+/// How a task got its inputs and spent its time.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TaskIo {
+    pub cache: CacheStats,
+    pub compute_seconds: f64,
+    pub write_seconds: f64,
+}
+
 /// What a finished task reports.
 #[derive(Clone, Copy, Debug)]
 pub struct TaskResult {
-    pub count: u64,
+    /// Set bits written (the chunk file's popcount).
+    pub stored: u64,
+    /// States the bits stand for.
+    pub states: u64,
+    /// Classes of states under the job's symmetries.
+    pub classes: u64,
     pub evaluations: u64,
     pub file_bytes: u64,
+    pub index_checksum: u64,
     pub seconds: f64,
-}
-
-/// A computed task whose output file is not written yet.
-pub struct ComputedTask {
-    level_dir: PathBuf,
-    target: PathBuf,
-    id: FrontierId,
-    plane: Arc<Plane>,
-    count: u64,
-    evaluations: u64,
-    started: Instant,
-}
-
-impl ComputedTask {
-    /// Compresses and writes the output file atomically.
-    pub fn write(self) -> Result<TaskResult, TaskError> {
-        std::fs::create_dir_all(&self.level_dir)
-            .map_err(|e| TaskError::Unreadable(format!("cannot create {}: {}", self.level_dir.display(), e)))?;
-        let (_, file_bytes) = write_frontier(&self.target, self.id, self.plane.words()).map_err(|e| {
-            if e.is_disk_full() {
-                TaskError::DiskFull(e.to_string())
-            } else {
-                TaskError::Other(e.to_string())
-            }
-        })?;
-        Ok(TaskResult {
-            count: self.count,
-            evaluations: self.evaluations,
-            file_bytes,
-            seconds: self.started.elapsed().as_secs_f64(),
-        })
-    }
+    pub io: TaskIo,
 }
 
 /// Computes tasks of one job on this machine.
 pub struct TaskRunner {
     ctx: SearchContext,
     checkpoint: CheckpointDir,
-    scratch: PathBuf,
     fingerprint: u64,
-    cache: HashMap<(u32, u64), Arc<Plane>>,
+    cache: ShardCache,
+    files: HashMap<(u32, u64), Arc<ChunkReader>>,
+    zeros: Arc<Vec<u64>>,
+    /// Level the last task read (older levels are dropped from the cache).
+    level: Option<u32>,
     pool: rayon::ThreadPool,
 }
 
 impl TaskRunner {
-    /// Prepares tables for `job`; level files are read from `checkpoint` and
-    /// decompressed into `scratch` (a directory this runner owns).
-    pub fn new(job: Job, checkpoint: &Path, scratch: &Path, threads: usize) -> anyhow::Result<TaskRunner> {
-        std::fs::create_dir_all(scratch)?;
+    /// Prepares tables for `job`; level files are read from `checkpoint`.
+    /// Decompressed shards are kept within `memory_budget` bytes.
+    pub fn new(job: Job, checkpoint: &Path, memory_budget: u64, threads: usize) -> anyhow::Result<TaskRunner> {
+        cayley_shared::resources::check_budget(&job, memory_budget)?;
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
         let fingerprint = job.fingerprint();
+        let words = job.space.shard_words();
+        let shard_bytes = job.space.shard_bytes();
         let ctx = pool.install(|| SearchContext::new(job));
+        // The tables come out of the same budget as the shards.
+        let cache_budget = memory_budget.saturating_sub(ctx.table_bytes());
         Ok(TaskRunner {
             ctx,
             checkpoint: CheckpointDir::existing(checkpoint),
-            scratch: scratch.to_path_buf(),
             fingerprint,
-            cache: HashMap::new(),
+            cache: ShardCache::new(cache_budget, shard_bytes),
+            files: HashMap::new(),
+            zeros: Arc::new(vec![0u64; words]),
+            level: None,
             pool,
         })
     }
 
-    fn id(&self, level: u32, shard: u64) -> FrontierId {
-        FrontierId {
-            fingerprint: self.fingerprint,
-            level,
-            shard,
-            bits: self.ctx.job.space.shard_words() as u64 * 64,
-        }
+    /// Units of progress in one shard (blocks).
+    pub fn units_per_shard(&self) -> u64 {
+        self.ctx.job.space.units_per_shard()
     }
 
-    fn scratch_path(&self, level: u32, shard: u64) -> PathBuf {
-        self.scratch.join(format!("L{:04}-S{:08}.bits", level, shard))
+    /// Units of progress in one task.
+    pub fn units_of_chunk(&self, chunk: u64) -> u64 {
+        let range = self.ctx.job.chunking.shards_of(chunk);
+        (range.end - range.start) * self.units_per_shard()
     }
 
-    /// Makes sure `(level, shard)` is decompressed and verified in the cache.
-    fn load(&mut self, level: u32, shard: u64) -> Result<(), TaskError> {
-        if self.cache.contains_key(&(level, shard)) {
+    /// Highest bytes of shards the cache held.
+    pub fn cache_peak(&self) -> u64 {
+        self.cache.peak
+    }
+
+    fn id(&self, level: u32, chunk: u64) -> ChunkId {
+        let job = &self.ctx.job;
+        job.chunking.id(self.fingerprint, level, chunk, job.space.shard_words())
+    }
+
+    /// Fails when the job's checkpoint directory is not there: a worker that
+    /// does not see the shared filesystem must not write files nobody reads.
+    fn check_checkpoint_visible(&self) -> Result<(), TaskError> {
+        if self.checkpoint.root().join("levels").is_dir() {
             return Ok(());
         }
-        let path = self.checkpoint.frontier_path(level, shard);
-        if !self.checkpoint.root().is_dir() {
-            return Err(TaskError::Unreadable(format!(
-                "checkpoint directory {} is not readable from this worker (on a cluster it must be a shared filesystem mounted at the same path, or pass --checkpoint-dir)",
-                self.checkpoint.root().display()
-            )));
-        }
-        let scratch = self.scratch_path(level, shard);
-        let mut plane =
-            PlaneMut::create(&scratch, self.ctx.job.space.shard_words()).map_err(|e| scratch_error(&scratch, e))?;
-        read_frontier(&path, &self.id(level, shard), plane.words_mut())
-            .map_err(|e| input_error(level, shard, &path, e))?;
-        let plane = freeze_unlinked(plane, &scratch)?;
-        self.cache.insert((level, shard), Arc::new(plane));
-        Ok(())
+        Err(TaskError::Unreadable(format!(
+            "checkpoint directory {} is not readable from this worker (on a cluster it must be a shared filesystem mounted at the same path, or pass --checkpoint-dir)",
+            self.checkpoint.root().display()
+        )))
     }
 
-    /// `F_0(shard) ∪ … ∪ F_{below-1}(shard)`, read level by level into
-    /// memory (no scratch file: most of these levels are read only here).
+    /// The verified reader of `(level, chunk)`, opened once.
+    fn reader(&mut self, level: u32, chunk: u64) -> Result<Arc<ChunkReader>, TaskError> {
+        if let Some(r) = self.files.get(&(level, chunk)) {
+            return Ok(r.clone());
+        }
+        let path = self.checkpoint.chunk_path(level, chunk);
+        let reader = ChunkReader::open(&path, &self.id(level, chunk)).map_err(|e| input_error(level, chunk, e))?;
+        if self.files.len() >= OPEN_FILES {
+            self.files.clear();
+        }
+        let reader = Arc::new(reader);
+        self.files.insert((level, chunk), reader.clone());
+        Ok(reader)
+    }
+
+    /// `F_level` of `shard`, from the cache or the checkpoint.
+    fn shard(&mut self, level: u32, shard: u64) -> Result<Arc<Vec<u64>>, TaskError> {
+        if level == 0 {
+            let mut words = vec![0u64; self.zeros.len()];
+            self.ctx.job.level_zero(shard, &mut words);
+            return Ok(Arc::new(words));
+        }
+        let chunk = self.ctx.job.chunking.chunk_of(shard);
+        let reader = self.reader(level, chunk)?;
+        let i = (shard - reader.header().id.first_shard) as usize;
+        if reader.entries()[i].popcount == 0 {
+            // Known empty from the index: nothing to read or keep.
+            self.cache.stats.lookups += 1;
+            self.cache.stats.hits += 1;
+            return Ok(self.zeros.clone());
+        }
+        let words = self.zeros.len();
+        self.cache.get((level, shard), || {
+            let mut w = vec![0u64; words];
+            let read = reader.read_shard(i, &mut w).map_err(|e| input_error(level, chunk, e))?;
+            Ok((w, read))
+        })
+    }
+
+    /// `F_0(shard) ∪ … ∪ F_{below-1}(shard)`, read level by level (a
+    /// directed graph's "seen" set; most of these levels are read only here,
+    /// so they bypass the cache).
     fn union_of_levels(&mut self, below: u32, shard: u64) -> Result<Vec<u64>, TaskError> {
-        let words = self.ctx.job.space.shard_words();
-        let mut union = vec![0u64; words];
-        let mut buffer = vec![0u64; words];
-        for level in 0..below {
-            let bits = match self.cache.get(&(level, shard)) {
-                Some(plane) => plane.words(),
-                None => {
-                    let path = self.checkpoint.frontier_path(level, shard);
-                    read_frontier(&path, &self.id(level, shard), &mut buffer)
-                        .map_err(|e| input_error(level, shard, &path, e))?;
-                    &buffer[..]
-                }
-            };
-            union.iter_mut().zip(bits).for_each(|(u, w)| *u |= w);
+        let mut union = vec![0u64; self.zeros.len()];
+        let mut buffer = vec![0u64; self.zeros.len()];
+        let chunk = self.ctx.job.chunking.chunk_of(shard);
+        self.ctx.job.level_zero(shard, &mut union);
+        for level in 1..below {
+            let reader = self.reader(level, chunk)?;
+            let i = (shard - reader.header().id.first_shard) as usize;
+            let read = reader
+                .read_shard(i, &mut buffer)
+                .map_err(|e| input_error(level, chunk, e))?;
+            self.cache.stats.bytes_read += read;
+            union.iter_mut().zip(&buffer).for_each(|(u, w)| *u |= w);
         }
         Ok(union)
     }
 
-    /// Computes `F_{from_level+1}(shard)` into scratch. `on_block` gets the
-    /// states each block found. The result still has to be written with
-    /// [`ComputedTask::write`], which can overlap the next computation.
-    pub fn compute(
+    /// A new level: shards of levels no task reads again leave the cache.
+    fn begin_level(&mut self, from_level: u32) {
+        if self.level != Some(from_level) {
+            self.cache.drop_levels_below(from_level.saturating_sub(1));
+            self.files.retain(|&(level, _), _| level + 1 >= from_level);
+            self.level = Some(from_level);
+        }
+    }
+
+    /// Computes `F_{from_level+1}` of every shard of `chunk` and writes its
+    /// chunk file. `on_unit` gets the states each unit of progress found.
+    pub fn compute_chunk(
         &mut self,
         from_level: u32,
-        shard: u64,
-        on_block: &(dyn Fn(u64) + Sync),
-    ) -> Result<ComputedTask, TaskError> {
+        chunk: u64,
+        on_unit: &(dyn Fn(u64) + Sync),
+    ) -> Result<TaskResult, TaskError> {
         let started = Instant::now();
-        // Levels before from_level - 1 are never read again.
-        self.cache.retain(|&(level, _), _| level + 1 >= from_level);
-        for s in self.ctx.source_shards(shard) {
-            self.load(from_level, s)?;
+        self.check_checkpoint_visible()?;
+        self.begin_level(from_level);
+        self.cache.stats = CacheStats::default();
+        let out_level = from_level + 1;
+        let level_dir = self.checkpoint.level_dir(out_level);
+        // Only the level's own directory: `levels/` must already be there.
+        std::fs::create_dir(&level_dir)
+            .or_else(|e| if level_dir.is_dir() { Ok(()) } else { Err(e) })
+            .map_err(|e| TaskError::Unreadable(format!("cannot create {}: {}", level_dir.display(), e)))?;
+        let path = self.checkpoint.chunk_path(out_level, chunk);
+        let mut writer = ChunkWriter::create(&path, self.id(out_level, chunk)).map_err(output_error)?;
+        let mut out = vec![0u64; self.zeros.len()];
+        let mut io = TaskIo::default();
+        let mut stats = TaskStats::default();
+        let (mut states, mut classes) = (0u64, 0u64);
+        for shard in self.ctx.job.chunking.shards_of(chunk) {
+            let found = self.compute_shard(from_level, shard, &mut out, on_unit, &mut io)?;
+            stats = stats.plus(found);
+            let space = &self.ctx.job.space;
+            states += found.found * space.weight(shard);
+            classes += space.classes_in(shard, &out);
+            let written = Instant::now();
+            writer.push(&out).map_err(output_error)?;
+            io.write_seconds += written.elapsed().as_secs_f64();
+            if found.found > 0 && self.cache.has_room() {
+                // The next level reads it again; keep it if there is room.
+                self.cache.offer((out_level, shard), Arc::new(out.clone()));
+            }
         }
-        if from_level > 0 {
-            self.load(from_level - 1, shard)?;
-        }
-        // A directed graph can reach a state again at any later depth, so
-        // "seen" is every earlier level, not just the one before.
-        let earlier = if self.ctx.job.directed && from_level > 1 {
-            Some(self.union_of_levels(from_level, shard)?)
-        } else {
-            None
-        };
-        let space = &self.ctx.job.space;
-        let out_scratch = self.scratch_path(from_level + 1, shard);
-        let mut out =
-            PlaneMut::create(&out_scratch, space.shard_words()).map_err(|e| scratch_error(&out_scratch, e))?;
-        let zeros;
-        let previous = if let Some(union) = &earlier {
-            &union[..]
-        } else if from_level > 0 {
-            self.cache[&(from_level - 1, shard)].words()
-        } else {
-            zeros = vec![0u64; space.shard_words()];
-            &zeros[..]
-        };
-        let bits = TaskBits {
-            frontier: (0..space.shards())
-                .map(|s| self.cache.get(&(from_level, s)).map_or(&[][..], |p| p.words()))
-                .collect(),
-            previous,
-            current: self.cache[&(from_level, shard)].words(),
-        };
-        let loaded = started.elapsed().as_secs_f64();
-        let stats = self
-            .pool
-            .install(|| self.ctx.expand(shard, &bits, out.words_mut(), on_block));
-        tracing::debug!(
-            "task ({}, {}): inputs {:.3} s, kernel {:.3} s",
-            from_level,
-            shard,
-            loaded,
-            started.elapsed().as_secs_f64() - loaded
-        );
-        let plane = Arc::new(freeze_unlinked(out, &out_scratch)?);
-        self.cache.insert((from_level + 1, shard), plane.clone());
-        Ok(ComputedTask {
-            level_dir: self.checkpoint.level_dir(from_level + 1),
-            target: self.checkpoint.frontier_path(from_level + 1, shard),
-            id: self.id(from_level + 1, shard),
-            plane,
-            count: stats.found,
+        let written = Instant::now();
+        let (header, file_bytes) = writer.finish().map_err(output_error)?;
+        io.write_seconds += written.elapsed().as_secs_f64();
+        io.cache = self.cache.stats;
+        Ok(TaskResult {
+            stored: header.popcount,
+            states,
+            classes,
             evaluations: stats.evaluations,
-            started,
+            file_bytes,
+            index_checksum: header.index_checksum,
+            seconds: started.elapsed().as_secs_f64(),
+            io,
         })
     }
 
-    /// Units of progress (blocks) in one task.
-    pub fn blocks_per_task(&self) -> u64 {
-        self.ctx.job.space.units_per_shard()
+    /// `F_{from_level+1}(shard)` into `out`.
+    fn compute_shard(
+        &mut self,
+        from_level: u32,
+        shard: u64,
+        out: &mut [u64],
+        on_unit: &(dyn Fn(u64) + Sync),
+        io: &mut TaskIo,
+    ) -> Result<TaskStats, TaskError> {
+        // A directed graph can reach a state again at any later depth, so
+        // "seen" is every earlier level, not just the one before.
+        let previous = if self.ctx.job.directed && from_level > 1 {
+            Arc::new(self.union_of_levels(from_level, shard)?)
+        } else if from_level > 0 {
+            self.shard(from_level - 1, shard)?
+        } else {
+            self.zeros.clone()
+        };
+        let current = self.shard(from_level, shard)?;
+        let mut sources = Vec::new();
+        for s in self.ctx.source_shards(shard) {
+            sources.push((s, self.shard(from_level, s)?));
+        }
+        let computing = Instant::now();
+        let inputs = ShardInputs {
+            sources: SourceBits::new(sources.iter().map(|(s, w)| (*s, &w[..])).collect()),
+            previous: &previous,
+            current: &current,
+        };
+        let ctx = &self.ctx;
+        let stats = self.pool.install(|| ctx.expand(shard, &inputs, out, on_unit));
+        io.compute_seconds += computing.elapsed().as_secs_f64();
+        if from_level > 0 {
+            // F_{d-1}(B) is read by this task alone.
+            self.cache.remove((from_level - 1, shard));
+        }
+        Ok(stats)
     }
 }
 
-/// A level file that cannot be read as an input: missing or damaged files
+/// A chunk file that cannot be read as an input: missing or damaged files
 /// are reported as corrupt inputs (the coordinator recomputes them).
-fn input_error(level: u32, shard: u64, path: &Path, e: FormatError) -> TaskError {
+fn input_error(level: u32, chunk: u64, e: FormatError) -> TaskError {
+    if e.is_missing() {
+        let FormatError::Io { path, .. } = &e else {
+            unreachable!()
+        };
+        return TaskError::CorruptInput {
+            level,
+            chunk,
+            message: format!("{}: missing", path.display()),
+        };
+    }
     match e {
-        FormatError::Io { ref source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-            TaskError::CorruptInput {
-                level,
-                shard,
-                message: format!("{}: missing", path.display()),
-            }
-        }
         e if e.is_corruption() || matches!(e, FormatError::Io { .. }) => TaskError::CorruptInput {
             level,
-            shard,
+            chunk,
             message: e.to_string(),
         },
         e => TaskError::Other(e.to_string()),
     }
 }
 
-/// Freezes a scratch plane and unlinks its file: the mapping keeps the data
-/// alive exactly as long as the cache (or a pending write) holds it, and the
-/// disk space is returned when it is dropped.
-fn freeze_unlinked(plane: PlaneMut, path: &Path) -> Result<Plane, TaskError> {
-    let plane = plane.freeze().map_err(|e| scratch_error(path, e))?;
-    let _ = std::fs::remove_file(path);
-    Ok(plane)
-}
-
-fn scratch_error(path: &Path, e: std::io::Error) -> TaskError {
-    if e.raw_os_error() == Some(28) {
-        TaskError::DiskFull(format!("{}: scratch disk full", path.display()))
+/// A failure writing the output file.
+fn output_error(e: FormatError) -> TaskError {
+    if e.is_disk_full() {
+        TaskError::DiskFull(e.to_string())
     } else {
-        TaskError::Other(format!("{}: {}", path.display(), e))
+        TaskError::Other(e.to_string())
     }
 }

@@ -11,7 +11,7 @@ fn help_documents_every_flag() {
     let text = String::from_utf8_lossy(&out.stdout);
     for flag in [
         "--coordinator",
-        "--scratch",
+        "--memory",
         "--token",
         "--threads",
         "--checkpoint-dir",
@@ -24,10 +24,8 @@ fn help_documents_every_flag() {
 
 #[test]
 fn an_unreachable_coordinator_is_a_clear_error() {
-    let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_cayley-worker"))
-        .args(["--coordinator", "http://127.0.0.1:9", "--patience", "1", "--scratch"])
-        .arg(dir.path())
+        .args(["--coordinator", "http://127.0.0.1:9", "--patience", "1"])
         .output()
         .unwrap();
     assert!(!out.status.success());
@@ -38,4 +36,15 @@ fn an_unreachable_coordinator_is_a_clear_error() {
         err
     );
     assert!(!err.contains("panicked"), "{}", err);
+}
+
+#[test]
+fn a_malformed_memory_budget_is_refused_by_name() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cayley-worker"))
+        .args(["--coordinator", "http://127.0.0.1:9", "--memory", "lots"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad size 'lots'"), "{}", err);
 }

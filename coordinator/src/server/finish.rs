@@ -1,30 +1,41 @@
 //! Turning a finished job's checkpoint into the result folder.
 
 use super::state::JobState;
+use crate::manifest::Manifest;
+use crate::result::RunResult;
 use cayley_shared::antipodes::{find_antipodes, first_states, Antipode, LevelSource, ShardWords};
-use cayley_shared::engine::SearchOutcome;
-use cayley_shared::format::{read_frontier, FrontierId};
+use cayley_shared::checkpoint::{CheckpointDir, KeepLevels};
+use cayley_shared::format::ChunkReader;
 use cayley_shared::job::Job;
-use cayley_shared::kernel::TaskStats;
-use cayley_shared::manifest::{CheckpointDir, KeepLevels, Manifest};
-use cayley_shared::result::RunResult;
+use std::collections::HashMap;
 
-/// Reads level bits from verified frontier files.
+/// Reads level bits shard by shard from verified chunk files.
 struct CheckpointSource<'a> {
     checkpoint: &'a CheckpointDir,
     job: &'a Job,
+    readers: HashMap<(u32, u64), ChunkReader>,
 }
 
 impl LevelSource for CheckpointSource<'_> {
     fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<ShardWords> {
         let mut words = vec![0u64; self.job.space.shard_words()];
-        let id = FrontierId {
-            fingerprint: self.job.fingerprint(),
-            level,
-            shard,
-            bits: words.len() as u64 * 64,
-        };
-        read_frontier(&self.checkpoint.frontier_path(level, shard), &id, &mut words)?;
+        if level == 0 {
+            self.job.level_zero(shard, &mut words);
+            return Ok(ShardWords::Loaded(words));
+        }
+        let chunking = &self.job.chunking;
+        let chunk = chunking.chunk_of(shard);
+        if !self.readers.contains_key(&(level, chunk)) {
+            // A walk touches few chunks per level; keep at most a handful open.
+            if self.readers.len() >= 64 {
+                self.readers.clear();
+            }
+            let id = chunking.id(self.job.fingerprint(), level, chunk, words.len());
+            let reader = ChunkReader::open(&self.checkpoint.chunk_path(level, chunk), &id)?;
+            self.readers.insert((level, chunk), reader);
+        }
+        let reader = &self.readers[&(level, chunk)];
+        reader.read_shard((shard - reader.header().id.first_shard) as usize, &mut words)?;
         Ok(ShardWords::Loaded(words))
     }
 }
@@ -41,7 +52,22 @@ pub fn outcome_to_result(
     manifest: &Manifest,
     limit: usize,
 ) -> anyhow::Result<RunResult> {
-    let mut source = CheckpointSource { checkpoint, job };
+    let total = manifest.states();
+    if let Some(reachable) = job
+        .reachable_states
+        .filter(|&r| manifest.max_depth.is_none() && total != r)
+    {
+        anyhow::bail!(
+            "internal check failed: the job counted {} states but {} are reachable; the table is not trustworthy",
+            total,
+            reachable
+        );
+    }
+    let mut source = CheckpointSource {
+        checkpoint,
+        job,
+        readers: HashMap::new(),
+    };
     let depth = manifest.levels.len() as u32 - 1;
     let antipodes = if manifest.keep_levels == KeepLevels::All {
         find_antipodes(job, &mut source, depth, limit)?
@@ -55,34 +81,5 @@ pub fn outcome_to_result(
             })
             .collect()
     };
-    let depths: Vec<u64> = manifest.levels.iter().map(|l| l.count).collect();
-    let total: u128 = depths.iter().map(|&c| c as u128).sum();
-    let last = depths.len() as u32 - 1;
-    // Without a known count, a level limit leaves the table open.
-    let complete = match job.reachable_states {
-        Some(r) => total == r,
-        None => manifest.max_depth.is_none_or(|m| last < m),
-    };
-    let outcome = SearchOutcome {
-        complete,
-        depths,
-        level_seconds: manifest.levels.iter().map(|l| l.seconds).collect(),
-        antipodes,
-        stats: TaskStats {
-            evaluations: manifest.levels.iter().map(|l| l.evaluations).sum(),
-            ..TaskStats::default()
-        },
-        seconds: manifest.levels.iter().map(|l| l.seconds).sum(),
-    };
-    if let Some(reachable) = job
-        .reachable_states
-        .filter(|&r| manifest.max_depth.is_none() && total != r)
-    {
-        anyhow::bail!(
-            "internal check failed: the job counted {} states but {} are reachable; the table is not trustworthy",
-            total,
-            reachable
-        );
-    }
-    Ok(RunResult::new(job, &outcome))
+    Ok(RunResult::new(job, manifest, &antipodes))
 }

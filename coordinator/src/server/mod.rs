@@ -5,7 +5,7 @@ pub mod finish;
 pub mod service;
 pub mod state;
 
-use cayley_shared::proto::coordinator_server::CoordinatorServer;
+use cayley_proto::coordinator_server::CoordinatorServer;
 use service::{check_token, CoordinatorService};
 use state::{JobState, Phase};
 use std::path::PathBuf;

@@ -1,11 +1,12 @@
 //! The gRPC face of the coordinator: authentication, version checks, and the
 //! translation of calls into [`JobState`] operations.
 
+use super::state::completion::{check_file, file_is_damaged};
 use super::state::{JobState, Phase, Verdict};
-use cayley_shared::proto::coordinator_server::Coordinator;
-use cayley_shared::proto::{
-    task_update, HeartbeatReply, HeartbeatRequest, JobSpec, LeaseReply, LeaseRequest, RegisterReply, RegisterRequest,
-    ReportReply, StatusReply, StatusRequest, TaskUpdate, WorkerStatus, PROTOCOL_VERSION,
+use cayley_proto::coordinator_server::Coordinator;
+use cayley_proto::{
+    task_update, IoStats, JobSpec, LeaseReply, LeaseRequest, RegisterReply, RegisterRequest, ReportReply, StatusReply,
+    StatusRequest, TaskUpdate, WorkerStatus, PROTOCOL_VERSION,
 };
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
@@ -28,6 +29,47 @@ impl CoordinatorService {
             let _ = self.phase_tx.send(state.phase.clone());
         }
         out
+    }
+}
+
+impl CoordinatorService {
+    /// Accepts a result: the file's header and index are read outside the
+    /// state lock, on a blocking thread, so the coordinator's cost per task
+    /// is a few KB of reading whatever the chunk's size.
+    async fn complete(&self, worker: u64, lease_id: u64, done: cayley_proto::TaskDone) -> Verdict {
+        let begun = self.with_state(|s| s.begin_complete(worker, lease_id, done));
+        let completion = match begun {
+            Ok(c) => c,
+            Err(verdict) => return verdict,
+        };
+        let checked = tokio::task::spawn_blocking(move || {
+            let file = check_file(&completion);
+            (completion, file)
+        })
+        .await;
+        match checked {
+            Ok((completion, file)) => self.with_state(|s| s.finish_complete(completion, file)),
+            Err(e) => Verdict::Rejected(format!("checking the file failed: {}", e)),
+        }
+    }
+
+    /// Handles a failure; a damaged input is checked outside the lock.
+    async fn fail(&self, worker: u64, lease_id: u64, failed: cayley_proto::TaskFailed) -> Verdict {
+        match self.with_state(|s| s.begin_fail(worker, lease_id, failed)) {
+            Ok(Some(check)) => {
+                let checked = tokio::task::spawn_blocking(move || {
+                    let damaged = file_is_damaged(&check);
+                    (check, damaged)
+                })
+                .await;
+                if let Ok((check, damaged)) = checked {
+                    self.with_state(|s| s.finish_repair_check(check, damaged));
+                }
+                Verdict::Accepted
+            }
+            Ok(None) => Verdict::Accepted,
+            Err(v) => v,
+        }
     }
 }
 
@@ -60,7 +102,7 @@ impl Coordinator for CoordinatorService {
         }
         let lease_secs = self.lease_secs;
         self.with_state(|s| {
-            let id = s.register(req.worker_name.clone(), req.cores);
+            let id = s.register(req.worker_name.clone(), req.cores, req.memory_budget);
             tracing::info!("worker {} registered: {} ({} cores)", id, req.worker_name, req.cores);
             let job = JobSpec {
                 puzzle: s.job.puzzle.spec.clone(),
@@ -69,6 +111,7 @@ impl Coordinator for CoordinatorService {
                 fingerprint: s.job.fingerprint(),
                 checkpoint_dir: s.checkpoint.root().to_string_lossy().into_owned(),
                 puzzle_file: s.puzzle_file.clone().unwrap_or_default(),
+                chunk_shards: s.job.chunking.per_chunk,
             };
             Ok(Response::new(RegisterReply {
                 worker_id: id,
@@ -112,12 +155,8 @@ impl Coordinator for CoordinatorService {
                         Err(why) => Verdict::Rejected(why),
                     }
                 }
-                Some(task_update::Update::Done(d)) => {
-                    self.with_state(|s| s.complete(update.worker_id, update.lease_id, d))
-                }
-                Some(task_update::Update::Failed(f)) => {
-                    self.with_state(|s| s.fail(update.worker_id, update.lease_id, f))
-                }
+                Some(task_update::Update::Done(d)) => self.complete(update.worker_id, update.lease_id, d).await,
+                Some(task_update::Update::Failed(f)) => self.fail(update.worker_id, update.lease_id, f).await,
                 None => Verdict::Rejected("empty update".into()),
             };
             let (accepted, message) = match verdict {
@@ -132,14 +171,6 @@ impl Coordinator for CoordinatorService {
         }
     }
 
-    async fn heartbeat(&self, request: Request<HeartbeatRequest>) -> Result<Response<HeartbeatReply>, Status> {
-        let worker = request.into_inner().worker_id;
-        self.with_state(|s| match s.touch(worker) {
-            true => Ok(Response::new(HeartbeatReply {})),
-            false => Err(Status::not_found(format!("worker {} is not registered", worker))),
-        })
-    }
-
     async fn status(&self, _request: Request<StatusRequest>) -> Result<Response<StatusReply>, Status> {
         Ok(Response::new(self.with_state(|s| status_of(s))))
     }
@@ -149,10 +180,10 @@ impl Coordinator for CoordinatorService {
 fn status_of(s: &JobState) -> StatusReply {
     let space = &s.job.space;
     let running = s.manifest.running.as_ref();
-    let tasks_done = running.map_or(0, |r| r.done.len() as u64);
+    let tasks_done = s.chunks_done();
     let (blocks_done, level_states) = s.level_progress();
     let level_secs = running.map_or(0.0, |r| r.seconds_before) + s.level_elapsed();
-    let fraction = blocks_done as f64 / (space.units_per_shard() * space.shards()) as f64;
+    let fraction = blocks_done as f64 / (space.units_per_shard() * space.shards()).max(1) as f64;
     let eta = if fraction > 0.0 {
         level_secs * (1.0 - fraction) / fraction
     } else {
@@ -163,7 +194,7 @@ fn status_of(s: &JobState) -> StatusReply {
         metric: s.job.puzzle.metric.name().into(),
         level: running.map_or(s.manifest.levels.len() as u32 - 1, |r| r.from_level + 1),
         tasks_done,
-        tasks_total: space.shards(),
+        tasks_total: s.job.chunking.chunks(),
         states_found: (s.manifest.states() as u64).saturating_add(level_states),
         reachable_states: s.job.reachable_text(),
         workers: s
@@ -181,11 +212,20 @@ fn status_of(s: &JobState) -> StatusReply {
                 },
                 busy: w.busy,
                 idle_secs: w.last_seen.elapsed().as_secs_f64(),
+                memory_budget: w.memory_budget,
             })
             .collect(),
         elapsed_secs: s.started.elapsed().as_secs_f64(),
         level_eta_secs: eta,
         finished: s.phase == Phase::Finished,
         depths: s.manifest.levels.iter().map(|l| l.count).collect(),
+        level_io: Some(IoStats {
+            bytes_read: s.level_io().bytes_read,
+            lookups: s.level_io().lookups,
+            hits: s.level_io().hits,
+            load_seconds: s.level_io().load_seconds,
+            compute_seconds: s.level_io().compute_seconds,
+            write_seconds: s.level_io().write_seconds,
+        }),
     }
 }

@@ -1,16 +1,24 @@
 //! The coordinator's job state machine, free of networking so it can be
 //! tested directly: which tasks are pending, leased and done, when a level
-//! closes, and what is written to the manifest.
+//! closes, and what is recorded in the manifest and journals.
 //!
-//! A task is `(from_level, shard)`. Tasks of the running level are handed out
-//! in shard order; repair tasks (recomputing a damaged file of an earlier
-//! level) have a smaller `from_level`, so they sort first, and while one is
-//! outstanding no ordinary task is leased.
+//! A task is `(from_level, chunk)`. Repair tasks (recomputing a damaged file
+//! of an earlier level) have a smaller `from_level`; while one is
+//! outstanding no ordinary task is leased. Ordinary tasks are handed out by
+//! **affinity**: each live worker owns a contiguous segment of the level's
+//! chunks and takes them in order, so its consecutive tasks read
+//! neighbouring shards and, level after level, the shards it wrote itself;
+//! a worker whose segment is done takes the last pending chunk of the level.
+//!
+//! The state machine never reads a chunk's payload: results are validated
+//! against the file's header and index (see `completion.rs`), which the
+//! service reads outside the state lock.
 
-use cayley_shared::format::{read_frontier, write_frontier, FrontierId};
+use crate::manifest::{read_journal, save_manifest, ChunkRecord, IoTotals, Journal, Manifest, RunningLevel};
+use cayley_proto::{lease_reply, JobOver, Task, TaskProgress};
+use cayley_shared::checkpoint::CheckpointDir;
+use cayley_shared::format::{verify_chunk, ChunkId};
 use cayley_shared::job::Job;
-use cayley_shared::manifest::{CheckpointDir, LevelRecord, Manifest, RunningLevel};
-use cayley_shared::proto::{lease_reply, JobOver, Task, TaskProgress};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
@@ -33,9 +41,9 @@ pub trait Reporter: Send {
     }
 }
 
-struct Lease {
-    key: (u32, u64),
-    worker: u64,
+pub(super) struct Lease {
+    pub(super) key: (u32, u64),
+    pub(super) worker: u64,
     deadline: Instant,
     progress: TaskProgress,
 }
@@ -44,6 +52,7 @@ struct Lease {
 pub struct WorkerInfo {
     pub name: String,
     pub cores: u32,
+    pub memory_budget: u64,
     pub tasks_done: u64,
     pub evaluations: u64,
     pub busy_secs: f64,
@@ -61,27 +70,31 @@ pub struct JobState {
     pub started: Instant,
     /// Text of the puzzle's definition file, sent to workers.
     pub puzzle_file: Option<String>,
-    lease_duration: Duration,
-    fingerprint: u64,
-    pending: BTreeSet<(u32, u64)>,
-    leases: HashMap<u64, Lease>,
+    pub(super) lease_duration: Duration,
+    pub(super) fingerprint: u64,
+    pub(super) pending: BTreeSet<(u32, u64)>,
+    pub(super) leases: HashMap<u64, Lease>,
     /// Task of every lease issued in the running level (to recognise late duplicates).
-    issued: HashMap<u64, (u32, u64)>,
-    failures: HashMap<(u32, u64), u32>,
+    pub(super) issued: HashMap<u64, (u32, u64)>,
+    pub(super) failures: HashMap<(u32, u64), u32>,
+    /// Completed chunks of the running level.
+    pub(super) done: BTreeMap<u64, ChunkRecord>,
+    /// Journal of the running level's completed chunks.
+    pub(super) journal: Option<Journal>,
+    /// Input statistics of the running level's completed chunks.
+    pub(super) level_io: IoTotals,
+    /// Units of progress and stored states of the running level's completed
+    /// chunks (kept as sums so progress costs the same at any plan size).
+    done_units: u64,
+    done_stored: u64,
     next_lease: u64,
     next_worker: u64,
-    level_started: Instant,
-    /// When completed tasks were last written to the manifest.
-    last_progress_save: Instant,
-    reporter: Box<dyn Reporter>,
+    pub(super) level_started: Instant,
+    pub(super) reporter: Box<dyn Reporter>,
 }
 
-/// Completed tasks are written to the manifest at most this often (and
-/// always when a level closes or the job stops).
-pub const PROGRESS_SAVE_INTERVAL: Duration = Duration::from_secs(1);
-
 /// Give up on a task after this many failures.
-const MAX_TASK_FAILURES: u32 = 5;
+pub(super) const MAX_TASK_FAILURES: u32 = 5;
 
 impl JobState {
     /// Starts a new job in `checkpoint`, or continues the one recorded there.
@@ -92,144 +105,141 @@ impl JobState {
         lease_duration: Duration,
         reporter: Box<dyn Reporter>,
     ) -> anyhow::Result<JobState> {
-        let puzzle_file = cayley_shared::puzzle::spec_file_text(&job.puzzle.spec)?;
-        let existing = checkpoint.load_manifest()?;
-        let resumed = existing.is_some();
+        let existing = crate::manifest::load_manifest(&checkpoint)?;
         let manifest = match existing {
             Some(m) => {
                 m.check_matches(&job, checkpoint.root())?;
-                checkpoint.check_files_belong(&m, job.fingerprint())?;
+                crate::manifest::check_files_belong(&checkpoint, &m, job.fingerprint())?;
                 m
             }
-            None => fresh,
+            None => {
+                save_manifest(&checkpoint, &fresh)?;
+                fresh
+            }
         };
         let mut state = JobState {
             fingerprint: job.fingerprint(),
+            puzzle_file: manifest.job.definition.clone(),
             job,
             checkpoint,
             manifest,
             phase: Phase::Running,
             workers: BTreeMap::new(),
             started: Instant::now(),
-            puzzle_file,
             lease_duration,
             pending: BTreeSet::new(),
             leases: HashMap::new(),
             issued: HashMap::new(),
             failures: HashMap::new(),
+            done: BTreeMap::new(),
+            journal: None,
+            level_io: IoTotals::default(),
+            done_units: 0,
+            done_stored: 0,
             next_lease: 1,
             next_worker: 1,
             level_started: Instant::now(),
-            last_progress_save: Instant::now(),
             reporter,
         };
-        if !resumed {
-            state.write_level_zero()?;
-        }
         if state.manifest.finished {
             state.phase = Phase::Finished;
         } else {
-            state.resume_running_level();
+            state.resume_running_level()?;
         }
         Ok(state)
     }
 
-    fn id(&self, level: u32, shard: u64) -> FrontierId {
-        FrontierId {
-            fingerprint: self.fingerprint,
-            level,
-            shard,
-            bits: self.job.space.shard_words() as u64 * 64,
-        }
+    /// The identity of the chunk file of `(level, chunk)`.
+    pub fn chunk_id(&self, level: u32, chunk: u64) -> ChunkId {
+        self.job
+            .chunking
+            .id(self.fingerprint, level, chunk, self.job.space.shard_words())
     }
 
-    /// Writes `F_0`: the solved state alone.
-    fn write_level_zero(&mut self) -> anyhow::Result<()> {
-        let space = &self.job.space;
-        let (solved_shard, _, _) = space.locate(&self.job.puzzle.solved);
-        std::fs::create_dir_all(self.checkpoint.level_dir(0))?;
-        let mut bytes = 0;
-        let mut counts = vec![0u64; space.shards() as usize];
-        for shard in 0..space.shards() {
-            bytes += self.write_level_zero_shard(shard)?;
-            counts[shard as usize] = u64::from(shard == solved_shard);
-        }
-        self.manifest.levels = vec![LevelRecord {
-            count: 1,
-            seconds: 0.0,
-            bytes,
-            shard_counts: counts,
-            evaluations: 0,
-        }];
-        self.manifest.running = Some(RunningLevel {
-            from_level: 0,
-            done: BTreeMap::new(),
-            seconds_before: 0.0,
-        });
-        self.checkpoint.save_manifest(&self.manifest)
-    }
-
-    fn write_level_zero_shard(&self, shard: u64) -> anyhow::Result<u64> {
-        let space = &self.job.space;
-        let (solved_shard, word, bit) = space.locate(&self.job.puzzle.solved);
-        let mut words = vec![0u64; space.shard_words()];
-        if shard == solved_shard {
-            words[word] |= 1u64 << bit;
-        }
-        let (_, size) = write_frontier(&self.checkpoint.frontier_path(0, shard), self.id(0, shard), &words)?;
-        Ok(size)
-    }
-
-    /// Queues the tasks of the running level that are not recorded as done
-    /// (dropping records whose output file no longer checks out).
-    fn resume_running_level(&mut self) {
-        let Some(running) = self.manifest.running.clone() else {
-            let from = self.manifest.levels.len() as u32 - 1;
-            self.start_level(from);
-            return;
+    /// Queues the chunks of the running level that its journal does not
+    /// record, after verifying in full every file it does record: a damaged
+    /// payload would otherwise only be noticed by the next level, and with
+    /// `--keep-levels last2` that level no longer has the inputs to
+    /// recompute it. Now is the last time it can be.
+    fn resume_running_level(&mut self) -> anyhow::Result<()> {
+        let running = self
+            .manifest
+            .running
+            .clone()
+            .expect("an unfinished job has a running level");
+        let level = running.from_level + 1;
+        let recorded = read_journal(&self.checkpoint, level)?;
+        let checked: Vec<(ChunkRecord, Result<(), String>)> = {
+            use rayon::prelude::*;
+            let files: Vec<_> = recorded
+                .into_values()
+                .map(|r| {
+                    (
+                        self.checkpoint.chunk_path(level, r.chunk),
+                        self.chunk_id(level, r.chunk),
+                        r,
+                    )
+                })
+                .collect();
+            files
+                .into_par_iter()
+                .map(|(path, id, r)| {
+                    let verdict = verify_record(&path, &id, &r);
+                    (r, verdict)
+                })
+                .collect()
         };
-        let mut done = running.done.clone();
-        // Every recorded output is read and verified in full, not just its
-        // header: a damaged payload would otherwise only be noticed by the
-        // next level, and with `--keep-levels last2` that level no longer
-        // has the inputs to recompute it. Now is the last time it can be.
-        let mut words = vec![0u64; self.job.space.shard_words()];
-        done.retain(|&shard, rec| {
-            let level = running.from_level + 1;
-            let path = self.checkpoint.frontier_path(level, shard);
-            let problem = match read_frontier(&path, &self.id(level, shard), &mut words) {
-                Ok(h) if h.popcount == rec.count => return true,
-                Ok(h) => format!(
-                    "{} holds {} states, the manifest says {}",
-                    path.display(),
-                    h.popcount,
-                    rec.count
-                ),
-                Err(e) => e.to_string(),
-            };
-            self.reporter.warn(&format!("{}; recomputing it", problem));
-            false
-        });
-        self.pending = (0..self.job.space.shards())
-            .filter(|s| !done.contains_key(s))
-            .map(|s| (running.from_level, s))
+        for (record, verdict) in checked {
+            match verdict {
+                Ok(()) => self.record_done(record),
+                Err(problem) => self.reporter.warn(&format!("{}; recomputing it", problem)),
+            }
+        }
+        self.journal = Some(Journal::open(&self.checkpoint, level, false)?);
+        self.pending = (0..self.job.chunking.chunks())
+            .filter(|c| !self.done.contains_key(c))
+            .map(|c| (running.from_level, c))
             .collect();
-        self.manifest.running = Some(RunningLevel { done, ..running });
         self.level_started = Instant::now();
         self.announce_level();
         self.maybe_complete_level();
+        Ok(())
     }
+}
 
-    fn start_level(&mut self, from_level: u32) {
+/// Reads the file of a recorded chunk in full and compares it with the record.
+fn verify_record(path: &std::path::Path, id: &ChunkId, record: &ChunkRecord) -> Result<(), String> {
+    {
+        match verify_chunk(path, id) {
+            Ok(h) if h.popcount == record.stored && h.index_checksum == record.checksum => Ok(()),
+            Ok(h) => Err(format!(
+                "{} holds {} states, its record says {}",
+                path.display(),
+                h.popcount,
+                record.stored
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+impl JobState {
+    /// Starts computing level `from_level + 1`.
+    pub(super) fn start_level(&mut self, from_level: u32) -> anyhow::Result<()> {
         self.manifest.running = Some(RunningLevel {
             from_level,
-            done: BTreeMap::new(),
             seconds_before: 0.0,
         });
-        self.pending = (0..self.job.space.shards()).map(|s| (from_level, s)).collect();
+        self.journal = Some(Journal::open(&self.checkpoint, from_level + 1, true)?);
+        self.done.clear();
+        self.level_io = IoTotals::default();
+        self.done_units = 0;
+        self.done_stored = 0;
+        self.pending = (0..self.job.chunking.chunks()).map(|c| (from_level, c)).collect();
         self.issued.clear();
         self.level_started = Instant::now();
         self.announce_level();
+        Ok(())
     }
 
     fn announce_level(&mut self) {
@@ -237,7 +247,7 @@ impl JobState {
             let space = &self.job.space;
             self.reporter.level_started(
                 r.from_level + 1,
-                space.shards(),
+                self.job.chunking.chunks(),
                 space.units_per_shard() * space.shards(),
             );
         }
@@ -248,8 +258,18 @@ impl JobState {
         self.level_started.elapsed().as_secs_f64()
     }
 
+    /// Chunks of the running level recorded as done.
+    pub fn chunks_done(&self) -> u64 {
+        self.done.len() as u64
+    }
+
+    /// Input statistics of the running level so far.
+    pub fn level_io(&self) -> &IoTotals {
+        &self.level_io
+    }
+
     /// Registers a worker.
-    pub fn register(&mut self, name: String, cores: u32) -> u64 {
+    pub fn register(&mut self, name: String, cores: u32, memory_budget: u64) -> u64 {
         let id = self.next_worker;
         self.next_worker += 1;
         self.workers.insert(
@@ -257,6 +277,7 @@ impl JobState {
             WorkerInfo {
                 name,
                 cores,
+                memory_budget,
                 tasks_done: 0,
                 evaluations: 0,
                 busy_secs: 0.0,
@@ -287,14 +308,7 @@ impl JobState {
             Phase::Running => {}
         }
         self.expire_leases();
-        let running_from = self.manifest.running.as_ref().map_or(u32::MAX, |r| r.from_level);
-        let repairing = self
-            .pending
-            .iter()
-            .chain(self.leases.values().map(|l| &l.key))
-            .any(|k| k.0 < running_from);
-        let next = self.pending.iter().copied().find(|k| !repairing || k.0 < running_from);
-        let Some(key) = next else {
+        let Some(key) = self.choose(worker) else {
             return lease_reply::Reply::WaitMs(100);
         };
         self.pending.remove(&key);
@@ -316,8 +330,35 @@ impl JobState {
         lease_reply::Reply::Task(Task {
             lease_id,
             from_level: key.0,
-            shard: key.1,
+            chunk: key.1,
         })
+    }
+
+    /// The next task for `worker`: a repair if one is pending (and nothing
+    /// else while one is outstanding), else the first pending chunk of the
+    /// worker's own segment, else the last pending chunk of the level.
+    fn choose(&self, worker: u64) -> Option<(u32, u64)> {
+        let running_from = self.manifest.running.as_ref().map_or(u32::MAX, |r| r.from_level);
+        let first = *self.pending.first()?;
+        let repairing = first.0 < running_from || self.leases.values().any(|l| l.key.0 < running_from);
+        if repairing {
+            return (first.0 < running_from).then_some(first);
+        }
+        let chunks = self.job.chunking.chunks();
+        let alive: Vec<u64> = self
+            .workers
+            .iter()
+            .filter(|(&id, w)| id == worker || w.last_seen.elapsed() < 2 * self.lease_duration)
+            .map(|(&id, _)| id)
+            .collect();
+        let i = alive.iter().position(|&id| id == worker).unwrap_or(0) as u64;
+        let n = alive.len().max(1) as u64;
+        let (lo, hi) = (i * chunks / n, (i + 1) * chunks / n);
+        self.pending
+            .range((running_from, lo)..(running_from, hi))
+            .next()
+            .or_else(|| self.pending.last())
+            .copied()
     }
 
     /// Returns expired leases to the queue.
@@ -339,7 +380,7 @@ impl JobState {
         }
     }
 
-    fn release(&mut self, lease: Lease) {
+    pub(super) fn release(&mut self, lease: Lease) {
         if let Some(w) = self.workers.get_mut(&lease.worker) {
             w.busy = false;
         }
@@ -348,9 +389,9 @@ impl JobState {
         }
     }
 
-    fn is_done(&self, key: (u32, u64)) -> bool {
+    pub(super) fn is_done(&self, key: (u32, u64)) -> bool {
         match &self.manifest.running {
-            Some(r) if r.from_level == key.0 => r.done.contains_key(&key.1),
+            Some(r) if r.from_level == key.0 => self.done.contains_key(&key.1),
             _ => false,
         }
     }
@@ -367,7 +408,7 @@ impl JobState {
         Ok(())
     }
 
-    fn current_lease(&mut self, worker: u64, lease_id: u64) -> Result<&mut Lease, String> {
+    pub(super) fn current_lease(&mut self, worker: u64, lease_id: u64) -> Result<&mut Lease, String> {
         match self.leases.get_mut(&lease_id) {
             Some(l) if l.worker == worker => Ok(l),
             Some(l) => Err(format!(
@@ -378,15 +419,20 @@ impl JobState {
         }
     }
 
-    /// Blocks done and states found so far in the running level.
+    /// Records a completed chunk of the running level.
+    pub(super) fn record_done(&mut self, record: ChunkRecord) {
+        let r = self.job.chunking.shards_of(record.chunk);
+        self.done_units += (r.end - r.start) * self.job.space.units_per_shard();
+        self.done_stored += record.stored;
+        self.level_io.add(&record.io);
+        self.done.insert(record.chunk, record);
+    }
+
+    /// Units done and (stored) states found so far in the running level.
     pub fn level_progress(&self) -> (u64, u64) {
-        let per_task = self.job.space.units_per_shard();
-        let running = self.manifest.running.as_ref();
-        let done = running.map_or(0, |r| r.done.len() as u64) * per_task;
-        let found: u64 = running.map_or(0, |r| r.done.values().map(|d| d.count).sum());
         let live = self.leases.values().map(|l| l.progress.blocks_done).sum::<u64>();
         let live_found = self.leases.values().map(|l| l.progress.states_found).sum::<u64>();
-        (done + live, found + live_found)
+        (self.done_units + live, self.done_stored + live_found)
     }
 
     /// A worker dropped its report stream before finishing: re-issue.
@@ -409,7 +455,7 @@ fn over(finished: bool, reason: &str) -> lease_reply::Reply {
     })
 }
 
-mod completion;
+pub mod completion;
 pub use completion::Verdict;
 
 #[cfg(test)]

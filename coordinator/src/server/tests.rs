@@ -2,10 +2,11 @@
 
 use super::service::CoordinatorService;
 use super::state::{JobState, Phase, Reporter, Verdict};
+use crate::manifest::Manifest;
+use cayley_proto::coordinator_server::Coordinator;
+use cayley_proto::{lease_reply, RegisterRequest, TaskDone, TaskProgress, PROTOCOL_VERSION};
+use cayley_shared::checkpoint::{CheckpointDir, KeepLevels};
 use cayley_shared::job::Job;
-use cayley_shared::manifest::{CheckpointDir, KeepLevels, Manifest};
-use cayley_shared::proto::coordinator_server::Coordinator;
-use cayley_shared::proto::{lease_reply, RegisterRequest, TaskDone, TaskProgress, PROTOCOL_VERSION};
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,7 +18,7 @@ impl Reporter for Silent {
 
 fn state(dir: &std::path::Path, lease: Duration) -> JobState {
     let job = Job::new(parse_puzzle("loopover:2x4", Metric::Mtm).unwrap(), Some(1)).unwrap();
-    let manifest = Manifest::new(&job, KeepLevels::All, None);
+    let manifest = Manifest::new(&job, KeepLevels::All, None, None);
     JobState::open(
         job,
         CheckpointDir::create(dir).unwrap(),
@@ -28,7 +29,7 @@ fn state(dir: &std::path::Path, lease: Duration) -> JobState {
     .unwrap()
 }
 
-fn task(reply: lease_reply::Reply) -> cayley_shared::proto::Task {
+fn task(reply: lease_reply::Reply) -> cayley_proto::Task {
     match reply {
         lease_reply::Reply::Task(t) => t,
         other => panic!("expected a task, got {:?}", other),
@@ -37,7 +38,7 @@ fn task(reply: lease_reply::Reply) -> cayley_shared::proto::Task {
 
 fn done(count: u64) -> TaskDone {
     TaskDone {
-        count,
+        stored: count,
         ..TaskDone::default()
     }
 }
@@ -46,7 +47,7 @@ fn done(count: u64) -> TaskDone {
 fn results_without_a_matching_file_or_lease_are_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = state(dir.path(), Duration::from_secs(30));
-    let w = s.register("w".into(), 1);
+    let w = s.register("w".into(), 1, 0);
     let t = task(s.lease(w));
     // No output file was written: rejected, and the task goes back to the queue.
     assert!(matches!(s.complete(w, t.lease_id, done(3)), Verdict::Rejected(_)));
@@ -54,7 +55,7 @@ fn results_without_a_matching_file_or_lease_are_rejected() {
     let t = task(s.lease(w));
     assert!(matches!(s.complete(w, t.lease_id, done(1 << 40)), Verdict::Rejected(m) if m.contains("exceeds")));
     // Another worker cannot report someone else's lease.
-    let other = s.register("o".into(), 1);
+    let other = s.register("o".into(), 1, 0);
     let t = task(s.lease(w));
     assert!(matches!(s.complete(other, t.lease_id, done(1)), Verdict::Rejected(m) if m.contains("held by")));
     assert!(s.progress(other, t.lease_id, TaskProgress::default()).is_err());
@@ -65,18 +66,18 @@ fn results_without_a_matching_file_or_lease_are_rejected() {
 fn expired_and_abandoned_leases_are_reissued() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = state(dir.path(), Duration::from_millis(50));
-    let a = s.register("a".into(), 1);
-    let b = s.register("b".into(), 1);
+    let a = s.register("a".into(), 1, 0);
     let first = task(s.lease(a));
     std::thread::sleep(Duration::from_millis(80));
-    // The lease expired: the same task goes to the next asker.
-    let again = task(s.lease(b));
-    assert_eq!((again.from_level, again.shard), (first.from_level, first.shard));
+    // The lease expired: the task is pending again and handed out anew.
+    let again = task(s.lease(a));
+    assert_eq!((again.from_level, again.chunk), (first.from_level, first.chunk));
     assert_ne!(again.lease_id, first.lease_id);
     // A dropped stream releases the task at once.
-    s.abandon(b, again.lease_id);
+    s.abandon(a, again.lease_id);
     let third = task(s.lease(a));
-    assert_eq!(third.shard, first.shard);
+    assert_eq!(third.chunk, first.chunk);
+    assert_ne!(third.lease_id, again.lease_id);
 }
 
 #[tokio::test]
@@ -94,7 +95,7 @@ async fn a_worker_of_another_protocol_version_is_refused() {
             protocol_version: version,
             worker_name: "w".into(),
             cores: 1,
-            scratch_free_bytes: 0,
+            memory_budget: 0,
         })
     };
     let err = service.register(request(PROTOCOL_VERSION + 1)).await.unwrap_err();

@@ -21,7 +21,7 @@
 
 use super::bitrange::{any_in, extract, or_into, popcount, popcount_or};
 use super::{CodedTask, State};
-use crate::kernel::TaskStats;
+use crate::task::TaskStats;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -6,7 +6,7 @@
 //! estimate wins, as in the block kernel.
 
 use super::{CodedMove, CodedTask, State};
-use crate::kernel::TaskStats;
+use crate::task::TaskStats;
 use crate::space::CODED_UNIT_STATES;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -54,7 +54,34 @@ pub fn loopover(rows: usize, cols: usize, metric: Metric) -> Puzzle {
         solved: (0..n as u8).collect(),
         reachable_states: None,
         coding: None,
+        symmetries: board_symmetries(rows, cols),
     }
+}
+
+/// The board's symmetries: the two unit translations and the mirror images
+/// (left–right, top–bottom), plus the transpose on square boards. They
+/// generate `R·C` translations times 4 (8 on square boards) reflections;
+/// on two rows the top–bottom mirror is also a translation.
+fn board_symmetries(rows: usize, cols: usize) -> Vec<(String, Perm)> {
+    let map = |f: &dyn Fn(usize, usize) -> (usize, usize)| {
+        let images = (0..rows * cols)
+            .map(|s| {
+                let (r, c) = f(s / cols, s % cols);
+                (r * cols + c) as u8
+            })
+            .collect();
+        Perm::from_images(images).expect("a board symmetry is a permutation")
+    };
+    let mut out = vec![
+        ("shift-right".to_string(), map(&|r, c| (r, (c + 1) % cols))),
+        ("shift-down".to_string(), map(&|r, c| ((r + 1) % rows, c))),
+        ("mirror-left-right".to_string(), map(&|r, c| (r, cols - 1 - c))),
+        ("mirror-top-bottom".to_string(), map(&|r, c| (rows - 1 - r, c))),
+    ];
+    if rows == cols {
+        out.push(("transpose".to_string(), map(&|r, c| (c, r))));
+    }
+    out
 }
 
 /// Shift amounts (in `1..len`) that count as one move.

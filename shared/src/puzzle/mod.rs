@@ -18,8 +18,8 @@ mod tws;
 mod varikon;
 
 pub use spec::{
-    job_spec, known_families, parse_puzzle, parse_puzzle_with_file, spec_file_text, split_options, SpecError,
-    DIRECTED_FLAG,
+    job_spec, job_spec_with, known_families, parse_puzzle, parse_puzzle_with_file, spec_file_text, split_options,
+    strip_no_symmetry, SpecError, DIRECTED_FLAG, NO_SYMMETRY_FLAG,
 };
 pub use track::{split_track, TRACK_SEPARATOR, UNTRACKED_LABEL};
 pub use tws::{split_tws_args, tws_file, tws_point_group, PointGroup, TwsOptions};
@@ -141,6 +141,10 @@ pub struct Puzzle {
     /// Present when states are not permutations of distinct pieces:
     /// identical pieces (partial puzzles) or oriented pieces.
     pub coding: Option<Coding>,
+    /// Generators of the puzzle's symmetries (slot permutations that map
+    /// the moves onto themselves; see [`crate::symmetry`]), named. Empty
+    /// when the family knows none.
+    pub symmetries: Vec<(String, Perm)>,
 }
 
 /// How the states of a coded puzzle are written. A coded state is `2n`
@@ -184,6 +188,7 @@ impl Puzzle {
             labels,
             reachable_states: None,
             coding: None,
+            symmetries: Vec::new(),
         }
     }
 

@@ -6,6 +6,11 @@
 //! Cayley graph is undirected: the inverse of every generator that is not
 //! already among them is added, named `name'`, unless the user asks for the
 //! directed graph (`--directed`).
+//!
+//! A line `symmetry NAME: (1,2)(3,4)` declares a symmetry of the puzzle: a
+//! permutation of the points that maps the generator set (with the added
+//! inverses) onto itself. Each one is checked, and one that is not a
+//! symmetry is refused with its line.
 
 use super::{add_missing_inverses, number_labels, unguarded_moves, Metric, Puzzle, SpecError};
 use crate::perm::Perm;
@@ -14,11 +19,16 @@ use std::collections::HashMap;
 /// Points are stored as bytes.
 const MAX_POINT: usize = 256;
 
-/// One generator as written: its name and cycles (0-based points).
+/// One generator (or declared symmetry) as written: its name, cycles
+/// (0-based points) and line.
 struct Written {
     name: String,
     cycles: Vec<Vec<usize>>,
+    line: usize,
 }
+
+/// Prefix of a line that declares a symmetry.
+const SYMMETRY_PREFIX: &str = "symmetry ";
 
 /// Reads `path` (unless its `text` is given) and builds the puzzle; `spec`
 /// is what the user typed.
@@ -33,7 +43,7 @@ pub fn perm_puzzle(
         Some(t) => t.to_string(),
         None => read_spec_file(spec, path)?,
     };
-    let written = parse_generators(path, &text)?;
+    let (written, declared) = parse_generators(path, &text)?;
     let degree = written
         .iter()
         .flat_map(|g| g.cycles.iter().flatten())
@@ -52,7 +62,26 @@ pub fn perm_puzzle(
     } else {
         spec.to_string()
     };
-    Ok(Puzzle::permutation(&spec, metric, moves, number_labels(1..=degree)))
+    let mut puzzle = Puzzle::permutation(&spec, metric, moves, number_labels(1..=degree));
+    for w in declared {
+        let fail = |why: String| SpecError::BadFile {
+            path: path.to_string(),
+            line: Some(w.line),
+            why,
+        };
+        if let Some(&point) = w.cycles.iter().flatten().find(|&&p| p >= degree) {
+            return Err(fail(format!(
+                "symmetry '{}' moves point {}, beyond the generators' {} points",
+                w.name,
+                point + 1,
+                degree
+            )));
+        }
+        let sigma = perm_from_cycles(degree, &w.cycles);
+        crate::symmetry::verify(&puzzle, &w.name, &sigma).map_err(fail)?;
+        puzzle.symmetries.push((w.name, sigma));
+    }
+    Ok(puzzle)
 }
 
 /// Reads a puzzle definition file, or says why it cannot.
@@ -70,9 +99,10 @@ pub(super) fn read_spec_file(spec: &str, path: &str) -> Result<String, SpecError
     })
 }
 
-/// Parses every generator line of `text`.
-fn parse_generators(path: &str, text: &str) -> Result<Vec<Written>, SpecError> {
+/// Parses every generator line of `text`, and the declared symmetries.
+fn parse_generators(path: &str, text: &str) -> Result<(Vec<Written>, Vec<Written>), SpecError> {
     let mut out: Vec<Written> = Vec::new();
+    let mut symmetries: Vec<Written> = Vec::new();
     let mut names: HashMap<String, usize> = HashMap::new();
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
@@ -88,7 +118,10 @@ fn parse_generators(path: &str, text: &str) -> Result<Vec<Written>, SpecError> {
         let (name, cycles) = content
             .split_once(':')
             .ok_or_else(|| fail(format!("expected 'name: (1,2,3)(4,5)', found '{}'", content)))?;
-        let name = name.trim();
+        let (is_symmetry, name) = match name.trim().strip_prefix(SYMMETRY_PREFIX) {
+            Some(rest) => (true, rest.trim()),
+            None => (false, name.trim()),
+        };
         if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',') {
             return Err(fail(format!(
                 "bad generator name '{}': one word without parentheses or commas",
@@ -104,10 +137,16 @@ fn parse_generators(path: &str, text: &str) -> Result<Vec<Written>, SpecError> {
         let cycles = parse_cycles(cycles).map_err(&fail)?;
         check_generator(name, &cycles).map_err(&fail)?;
         names.insert(name.to_string(), line);
-        out.push(Written {
+        let w = Written {
             name: name.to_string(),
             cycles,
-        });
+            line,
+        };
+        if is_symmetry {
+            symmetries.push(w);
+        } else {
+            out.push(w);
+        }
     }
     if out.is_empty() {
         return Err(SpecError::BadFile {
@@ -116,7 +155,7 @@ fn parse_generators(path: &str, text: &str) -> Result<Vec<Written>, SpecError> {
             why: "no generators (expected lines like 'a: (1,2,3)(4,5)')".into(),
         });
     }
-    Ok(out)
+    Ok((out, symmetries))
 }
 
 /// Parses `(1,2,3)(4 5)` into 0-based cycles.
@@ -203,7 +242,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Vec<Written>, SpecError> {
-        parse_generators("gens.txt", text)
+        parse_generators("gens.txt", text).map(|(gens, _)| gens)
     }
 
     fn error_of(text: &str) -> String {
@@ -247,5 +286,30 @@ mod tests {
             let msg = error_of(text);
             assert!(msg.contains(needle), "{:?}: {}", text, msg);
         }
+    }
+
+    #[test]
+    fn declared_symmetries_are_checked_and_named_with_their_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a5.txt");
+        let path = file.to_str().unwrap();
+        let puzzle = |text: &str| {
+            std::fs::write(&file, text).unwrap();
+            perm_puzzle(&format!("perm:{}", path), path, Metric::Mtm, None, false)
+        };
+        // (1 5)(2 4) maps (1,2,3) to (5,4,3) = the inverse of (3,4,5), and back.
+        let good = puzzle("a: (1,2,3)\nb: (3,4,5)\nsymmetry flip: (1,5)(2,4)\n").unwrap();
+        assert_eq!(good.symmetries.len(), 1);
+        assert_eq!(good.symmetries[0].0, "flip");
+        let err = puzzle("a: (1,2,3)\nb: (3,4,5)\n\nsymmetry bad: (1,4)\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a5.txt:4") && err.contains("'bad' is not a symmetry"),
+            "{}",
+            err
+        );
+        let err = puzzle("a: (1,2,3)\nsymmetry far: (1,7)\n").unwrap_err().to_string();
+        assert!(err.contains("beyond the generators"), "{}", err);
     }
 }

@@ -63,6 +63,13 @@ pub fn sliding(rows: usize, cols: usize, metric: Metric) -> Puzzle {
     }
     let mut puzzle = blank_puzzle(format!("sliding:{}x{}", rows, cols), n, &slides, metric);
     puzzle.grid = Some((rows, cols));
+    // The one board symmetry that keeps the blank's home cell (the last)
+    // and maps slides to slides: the transpose of a square board.
+    if rows == cols {
+        let images = (0..n).map(|s| ((s % cols) * cols + s / cols) as u8).collect();
+        let transpose = Perm::from_images(images).expect("the transpose is a permutation");
+        puzzle.symmetries = vec![("transpose".to_string(), transpose)];
+    }
     puzzle
 }
 
@@ -104,6 +111,7 @@ pub(super) fn blank_puzzle(spec: String, slots: usize, slides: &[Slide], metric:
         solved,
         reachable_states: Some(factorial(slots) / 2),
         coding: None,
+        symmetries: Vec::new(),
     }
 }
 

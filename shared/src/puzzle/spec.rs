@@ -73,7 +73,8 @@ pub fn parse_puzzle(spec: &str, metric: Metric) -> Result<Puzzle, SpecError> {
 /// `None` for families without a file. Coordinators send this text to
 /// workers, which may not see the file at the same path.
 pub fn spec_file_text(spec: &str) -> Result<Option<String>, SpecError> {
-    let (spec, _, _) = split_options(spec);
+    let (spec, _) = strip_no_symmetry(spec);
+    let (spec, _, _) = split_options(&spec);
     match spec.split_once(':') {
         Some((family, path)) if matches!(family.to_ascii_lowercase().as_str(), "perm" | "tws") => {
             super::perm_file::read_spec_file(spec, super::tws::tws_file(path)).map(Some)
@@ -87,11 +88,28 @@ pub fn spec_file_text(spec: &str) -> Result<Option<String>, SpecError> {
 /// A spec may end with ` --directed` and then ` --track PIECES` (see
 /// [`split_options`]).
 pub fn parse_puzzle_with_file(spec: &str, metric: Metric, file_text: Option<&str>) -> Result<Puzzle, SpecError> {
-    let (base, directed, track) = split_options(spec);
+    let (rest, no_symmetry) = strip_no_symmetry(spec);
+    let (base, directed, track) = split_options(&rest);
     let puzzle = parse_family(base, metric, file_text, directed)?;
-    match track {
-        Some(list) => puzzle.tracked(&parse_track_list(&puzzle, list)?, list),
-        None => Ok(puzzle),
+    let mut puzzle = match track {
+        Some(list) => puzzle.tracked(&parse_track_list(&puzzle, list)?, list)?,
+        None => puzzle,
+    };
+    if no_symmetry {
+        puzzle.symmetries.clear();
+        puzzle.spec = spec.trim().to_string();
+    }
+    Ok(puzzle)
+}
+
+/// Option of a job's spec string that turns symmetry reduction off.
+pub const NO_SYMMETRY_FLAG: &str = " --no-symmetry";
+
+/// The spec without ` --no-symmetry`, and whether it was there.
+pub fn strip_no_symmetry(spec: &str) -> (String, bool) {
+    match spec.find(NO_SYMMETRY_FLAG) {
+        Some(at) => (format!("{}{}", &spec[..at], &spec[at + NO_SYMMETRY_FLAG.len()..]), true),
+        None => (spec.to_string(), false),
     }
 }
 
@@ -109,11 +127,20 @@ pub fn split_options(spec: &str) -> (&str, bool, Option<&str>) {
     }
 }
 
-/// The spec string of a job from its parts (the inverse of [`split_options`]).
+/// The spec string of a job from its parts (the inverse of [`split_options`]
+/// and [`strip_no_symmetry`]).
 pub fn job_spec(puzzle: &str, directed: bool, track: Option<&str>) -> String {
+    job_spec_with(puzzle, directed, false, track)
+}
+
+/// [`job_spec`] with symmetry reduction turned off when `no_symmetry`.
+pub fn job_spec_with(puzzle: &str, directed: bool, no_symmetry: bool, track: Option<&str>) -> String {
     let mut spec = puzzle.trim().to_string();
     if directed {
         spec.push_str(DIRECTED_FLAG);
+    }
+    if no_symmetry {
+        spec.push_str(NO_SYMMETRY_FLAG);
     }
     if let Some(list) = track {
         spec.push_str(super::TRACK_SEPARATOR);

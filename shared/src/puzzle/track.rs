@@ -117,6 +117,8 @@ impl Puzzle {
                 modulus: vec![1; self.slots],
                 wild: Vec::new(),
             }),
+            // Symmetry reduction needs distinct pieces.
+            symmetries: Vec::new(),
         })
     }
 }

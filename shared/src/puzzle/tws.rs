@@ -210,6 +210,7 @@ fn coded_puzzle(
             modulus: slot_points.iter().map(|&(_, k)| k as u8).collect(),
             wild: if wild.contains(&true) { wild } else { Vec::new() },
         }),
+        symmetries: Vec::new(),
     })
 }
 

@@ -26,7 +26,23 @@ pub fn varikon(metric: Metric) -> Puzzle {
             })
         })
         .collect();
-    blank_puzzle("varikon".to_string(), 8, &slides, metric)
+    let mut puzzle = blank_puzzle("varikon".to_string(), 8, &slides, metric);
+    // Exchanging two axes keeps the empty cell's home (1,1,1) and maps
+    // slides to slides: the box's symmetries that fix that corner.
+    let swap_bits = |a: usize, b: usize| {
+        let images = (0..8usize)
+            .map(|cell| {
+                let (x, y) = ((cell >> a) & 1, (cell >> b) & 1);
+                (cell & !(1 << a) & !(1 << b) | y << a | x << b) as u8
+            })
+            .collect();
+        crate::perm::Perm::from_images(images).expect("an axis exchange is a permutation")
+    };
+    puzzle.symmetries = vec![
+        ("swap-x-y".to_string(), swap_bits(0, 1)),
+        ("swap-y-z".to_string(), swap_bits(1, 2)),
+    ];
+    puzzle
 }
 
 #[cfg(test)]

@@ -1,9 +1,18 @@
 //! Results and failures of tasks, and closing a level.
+//!
+//! Accepting a result takes three steps so that no file is read under the
+//! state lock: [`JobState::begin_complete`] checks the lease and the reported
+//! numbers, [`check_file`] (no lock) reads the chunk file's header and index
+//! and compares them with the report, and [`JobState::finish_complete`]
+//! records it. The payload itself is verified by whoever reads the file as
+//! an input (workers, `resume`), which is where damage is repaired.
 
-use super::{JobState, Phase};
-use cayley_shared::format::read_frontier;
-use cayley_shared::manifest::{KeepLevels, LevelRecord, ShardRecord};
-use cayley_shared::proto::{task_failed, TaskDone, TaskFailed};
+use super::{JobState, Phase, MAX_TASK_FAILURES};
+use crate::manifest::{read_journal, save_manifest, ChunkRecord, IoTotals, LevelRecord};
+use cayley_proto::{task_failed, TaskDone, TaskFailed};
+use cayley_shared::checkpoint::KeepLevels;
+use cayley_shared::format::{verify_chunk, ChunkId, ChunkReader};
+use std::path::PathBuf;
 
 /// The coordinator's answer to a reported result.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,125 +23,210 @@ pub enum Verdict {
     Rejected(String),
 }
 
+/// A reported result whose file is still to be checked.
+#[derive(Clone, Debug)]
+pub struct Completion {
+    worker: u64,
+    lease_id: u64,
+    key: (u32, u64),
+    path: PathBuf,
+    id: ChunkId,
+    done: TaskDone,
+}
+
+/// A reported damaged input whose file is still to be checked.
+#[derive(Clone, Debug)]
+pub struct RepairCheck {
+    key: (u32, u64),
+    level: u32,
+    chunk: u64,
+    message: String,
+    path: PathBuf,
+    id: ChunkId,
+    recorded: Option<ChunkRecord>,
+}
+
+/// Step 2 of accepting a result, without the state lock: the chunk file's
+/// header and index must be intact and say what the worker reported.
+pub fn check_file(c: &Completion) -> Result<(), String> {
+    let reader = ChunkReader::open(&c.path, &c.id).map_err(|e| e.to_string())?;
+    let h = reader.header();
+    if h.popcount != c.done.stored || h.index_checksum != c.done.index_checksum || reader.size() != c.done.file_bytes {
+        return Err(format!(
+            "{} holds {} states in {} bytes (index checksum {:016x}), the report says {} in {} ({:016x})",
+            c.path.display(),
+            h.popcount,
+            reader.size(),
+            h.index_checksum,
+            c.done.stored,
+            c.done.file_bytes,
+            c.done.index_checksum
+        ));
+    }
+    Ok(())
+}
+
+/// Step 2 of handling a damaged-input report, without the state lock: does
+/// the file really fail to read back as recorded?
+pub fn file_is_damaged(r: &RepairCheck) -> bool {
+    match (verify_chunk(&r.path, &r.id), &r.recorded) {
+        (Ok(h), Some(rec)) => h.popcount != rec.stored || h.index_checksum != rec.checksum,
+        (Ok(_), None) => false,
+        (Err(_), _) => true,
+    }
+}
+
 impl JobState {
-    /// A worker reports a finished task.
-    pub fn complete(&mut self, worker: u64, lease_id: u64, done: TaskDone) -> Verdict {
+    /// Step 1 of accepting a result: the lease and the reported numbers.
+    pub fn begin_complete(&mut self, worker: u64, lease_id: u64, done: TaskDone) -> Result<Completion, Verdict> {
         self.touch(worker);
-        let lease = match self.current_lease(worker, lease_id) {
-            Ok(l) => l,
+        let key = match self.current_lease(worker, lease_id) {
+            Ok(l) => l.key,
             Err(why) => {
-                return match self.issued.get(&lease_id).copied().filter(|&k| self.is_done(k)) {
+                return Err(match self.issued.get(&lease_id).copied().filter(|&k| self.is_done(k)) {
                     Some(_) => Verdict::Ignored("already recorded".into()),
                     None => Verdict::Rejected(why),
-                }
+                })
             }
         };
-        let key = lease.key;
-        let lease = self.leases.remove(&lease_id).expect("current lease");
-        if let Err(why) = self.validate(key, done.count) {
-            self.reporter.warn(&format!(
-                "rejected result of task ({}, {}) from worker {}: {}",
-                key.0, key.1, worker, why
-            ));
-            self.release(lease);
-            return Verdict::Rejected(why);
+        let range = self.job.chunking.shards_of(key.1);
+        let capacity = (range.end - range.start) * self.job.space.shard_capacity();
+        if done.stored > capacity {
+            let why = format!("count {} exceeds the chunk's {} states", done.stored, capacity);
+            return Err(self.reject(lease_id, key, worker, why));
         }
-        if let Some(w) = self.workers.get_mut(&worker) {
-            w.busy = false;
+        Ok(Completion {
+            worker,
+            lease_id,
+            key,
+            path: self.checkpoint.chunk_path(key.0 + 1, key.1),
+            id: self.chunk_id(key.0 + 1, key.1),
+            done,
+        })
+    }
+
+    /// Step 3 of accepting a result: records it, given step 2's verdict on
+    /// the file.
+    pub fn finish_complete(&mut self, c: Completion, file: Result<(), String>) -> Verdict {
+        if let Err(why) = file {
+            return self.reject(c.lease_id, c.key, c.worker, why);
+        }
+        // The lease may have expired meanwhile; the file is good either way.
+        if let Some(lease) = self.leases.remove(&c.lease_id) {
+            if let Some(w) = self.workers.get_mut(&lease.worker) {
+                w.busy = false;
+            }
+        }
+        if let Some(w) = self.workers.get_mut(&c.worker) {
             w.tasks_done += 1;
-            w.evaluations += done.evaluations;
-            w.busy_secs += done.seconds;
+            w.evaluations += c.done.evaluations;
+            w.busy_secs += c.done.seconds;
         }
         let running_from = self.manifest.running.as_ref().map_or(u32::MAX, |r| r.from_level);
-        if key.0 < running_from {
-            return self.finish_repair(key, done.count);
+        if c.key.0 < running_from {
+            return self.finish_repair(c.key, c.done.stored);
         }
-        if self.is_done(key) {
+        if self.is_done(c.key) {
             return Verdict::Ignored("already recorded".into());
         }
-        let record = ShardRecord {
-            count: done.count,
-            bytes: done.file_bytes,
-            evaluations: done.evaluations,
+        self.pending.remove(&c.key);
+        let io = c.done.io.unwrap_or_default();
+        let record = ChunkRecord {
+            chunk: c.key.1,
+            stored: c.done.stored,
+            states: c.done.states,
+            classes: c.done.classes,
+            bytes: c.done.file_bytes,
+            checksum: c.done.index_checksum,
+            evaluations: c.done.evaluations,
+            seconds: c.done.seconds,
+            io: IoTotals {
+                bytes_read: io.bytes_read,
+                lookups: io.lookups,
+                hits: io.hits,
+                load_seconds: io.load_seconds,
+                compute_seconds: io.compute_seconds,
+                write_seconds: io.write_seconds,
+            },
         };
-        self.manifest
-            .running
+        if let Err(e) = self
+            .journal
             .as_mut()
-            .expect("running level")
-            .done
-            .insert(key.1, record);
-        self.failures.remove(&key);
-        // Recording every task would cost an fsynced rewrite per task (9 ms
-        // each here); at most one per interval loses at most that much work
-        // to a crash, since unrecorded tasks are simply recomputed. The level's
-        // last task is recorded by `maybe_complete_level`.
-        let level_closes = self
-            .manifest
-            .running
-            .as_ref()
-            .is_some_and(|r| r.done.len() as u64 == self.job.space.shards());
-        if !level_closes && self.last_progress_save.elapsed() >= super::PROGRESS_SAVE_INTERVAL {
-            if let Err(e) = self.checkpoint.save_manifest(&self.manifest) {
-                self.stop(format!("cannot record progress: {:#}", e));
-                return Verdict::Rejected("manifest not writable".into());
-            }
-            self.last_progress_save = std::time::Instant::now();
+            .expect("a running level has a journal")
+            .append(&record)
+        {
+            self.stop(format!("cannot record progress: {:#}", e));
+            return Verdict::Rejected("journal not writable".into());
         }
+        self.record_done(record);
+        self.failures.remove(&c.key);
         let (blocks, states) = self.level_progress();
         self.reporter.progress(blocks, states);
         self.maybe_complete_level();
         Verdict::Accepted
     }
 
-    /// Checks a reported count against the shard size and the output file.
-    fn validate(&self, key: (u32, u64), count: u64) -> Result<(), String> {
-        let space = &self.job.space;
-        let capacity = space.shard_capacity();
-        if count > capacity {
-            return Err(format!("count {} exceeds the shard's {} states", count, capacity));
+    /// All three steps at once, for callers that hold no lock to release.
+    #[cfg(test)]
+    pub fn complete(&mut self, worker: u64, lease_id: u64, done: TaskDone) -> Verdict {
+        match self.begin_complete(worker, lease_id, done) {
+            Ok(c) => {
+                let file = check_file(&c);
+                self.finish_complete(c, file)
+            }
+            Err(verdict) => verdict,
         }
-        let path = self.checkpoint.frontier_path(key.0 + 1, key.1);
-        // The whole file, not just its header: a task is recorded only when
-        // its output reads back intact, while its inputs are still there to
-        // recompute it (with --keep-levels last2 they are gone once the
-        // level closes, so damage found later could not be repaired).
-        let mut words = vec![0u64; space.shard_words()];
-        let header = read_frontier(&path, &self.id(key.0 + 1, key.1), &mut words).map_err(|e| e.to_string())?;
-        if header.popcount != count {
-            return Err(format!(
-                "{} holds {} states, the report says {}",
-                path.display(),
-                header.popcount,
-                count
-            ));
+    }
+
+    fn reject(&mut self, lease_id: u64, key: (u32, u64), worker: u64, why: String) -> Verdict {
+        self.reporter.warn(&format!(
+            "rejected result of task ({}, {}) from worker {}: {}",
+            key.0, key.1, worker, why
+        ));
+        if let Some(lease) = self.leases.remove(&lease_id) {
+            self.release(lease);
         }
-        Ok(())
+        self.count_failure(key, &why);
+        Verdict::Rejected(why)
+    }
+
+    /// The record of a chunk of a closed level, from its journal.
+    fn recorded_chunk(&self, level: u32, chunk: u64) -> Option<ChunkRecord> {
+        read_journal(&self.checkpoint, level).ok()?.remove(&chunk)
     }
 
     /// A recomputed file of an earlier level must hold what was recorded.
-    fn finish_repair(&mut self, key: (u32, u64), count: u64) -> Verdict {
-        let recorded = self.manifest.levels[key.0 as usize + 1].shard_counts[key.1 as usize];
-        if recorded != count {
+    fn finish_repair(&mut self, key: (u32, u64), stored: u64) -> Verdict {
+        let level = key.0 + 1;
+        let recorded = self.recorded_chunk(level, key.1).map(|r| r.stored);
+        if recorded != Some(stored) {
             self.stop(format!(
-                "recomputing level {} shard {} gave {} states but {} were recorded; the checkpoint is inconsistent",
-                key.0 + 1,
+                "recomputing level {} chunk {} gave {} states but {} were recorded; the checkpoint is inconsistent",
+                level,
                 key.1,
-                count,
-                recorded
+                stored,
+                recorded.map_or("none".into(), |r| r.to_string())
             ));
             return Verdict::Rejected("repair mismatch".into());
         }
         self.reporter
-            .warn(&format!("level {} shard {} recomputed and verified", key.0 + 1, key.1));
+            .warn(&format!("level {} chunk {} recomputed and verified", level, key.1));
         Verdict::Accepted
     }
 
-    /// A worker reports a failed task.
-    pub fn fail(&mut self, worker: u64, lease_id: u64, failed: TaskFailed) -> Verdict {
+    /// Step 1 of a failure report: releases the task; for a damaged input,
+    /// returns the file check to run without the lock (then
+    /// [`JobState::finish_repair_check`]).
+    pub fn begin_fail(
+        &mut self,
+        worker: u64,
+        lease_id: u64,
+        failed: TaskFailed,
+    ) -> Result<Option<RepairCheck>, Verdict> {
         self.touch(worker);
         let key = match self.current_lease(worker, lease_id) {
             Ok(l) => l.key,
-            Err(why) => return Verdict::Rejected(why),
+            Err(why) => return Err(Verdict::Rejected(why)),
         };
         let lease = self.leases.remove(&lease_id).expect("current lease");
         self.release(lease);
@@ -145,22 +239,90 @@ impl JobState {
             // The caller adds how to continue: `cayley resume` for a local
             // run, `cayley serve --resume` for a cluster.
             task_failed::Kind::DiskFull => self.stop(format!("disk full: {}", failed.message)),
-            task_failed::Kind::CorruptInput => {
-                if !self.repair(failed.level, failed.shard, &failed.message) {
-                    self.count_failure(key, &failed.message);
-                }
-            }
+            task_failed::Kind::CorruptInput => return Ok(self.repair_check(key, failed)),
             task_failed::Kind::UnreadableCheckpoint => {}
             task_failed::Kind::Other => self.count_failure(key, &failed.message),
         }
-        Verdict::Accepted
+        Ok(None)
+    }
+
+    /// What to check before repairing the input a failure names. Names from
+    /// the network are only trusted inside the plan: a level that is not an
+    /// input of `key` or a chunk out of range is the worker's fault.
+    fn repair_check(&mut self, key: (u32, u64), failed: TaskFailed) -> Option<RepairCheck> {
+        let (level, chunk) = (failed.level, failed.chunk);
+        let inputs = if self.job.directed {
+            0..=key.0
+        } else {
+            key.0.saturating_sub(1)..=key.0
+        };
+        if level == 0 || !inputs.contains(&level) || chunk >= self.job.chunking.chunks() {
+            self.count_failure(key, &format!("bogus damaged input (level {}, chunk {})", level, chunk));
+            return None;
+        }
+        // Several workers can read the same damaged file before it is
+        // repaired, each for its own task: one recomputation serves them all.
+        if self.is_queued_or_leased((level - 1, chunk)) {
+            return None;
+        }
+        Some(RepairCheck {
+            key,
+            level,
+            chunk,
+            message: failed.message,
+            path: self.checkpoint.chunk_path(level, chunk),
+            id: self.chunk_id(level, chunk),
+            recorded: self.recorded_chunk(level, chunk),
+        })
+    }
+
+    /// Step 3 of a damaged-input report: schedules the recomputation of the
+    /// file (or stops the job when its inputs are gone); a file that reads
+    /// back as recorded is the reader's own problem.
+    pub fn finish_repair_check(&mut self, r: RepairCheck, damaged: bool) {
+        if !damaged || self.is_queued_or_leased((r.level - 1, r.chunk)) {
+            if !damaged {
+                self.count_failure(r.key, &r.message);
+            }
+            return;
+        }
+        let inputs_kept = self.manifest.keep_levels == KeepLevels::All || r.level < 2;
+        let attempts = self.failures.entry((r.level - 1, r.chunk)).or_insert(0);
+        *attempts += 1;
+        if !inputs_kept || *attempts > MAX_TASK_FAILURES {
+            self.stop(format!(
+                "{} is damaged ({}) and cannot be recomputed (its inputs are not kept with --keep-levels last2, or they are damaged too)",
+                r.path.display(),
+                r.message
+            ));
+            return;
+        }
+        // Deleted only now that it will be rewritten: a file that cannot be
+        // recomputed stays (the user may be able to restore it).
+        let _ = std::fs::remove_file(&r.path);
+        self.reporter.warn(&format!("recomputing damaged {}", r.path.display()));
+        self.pending.insert((r.level - 1, r.chunk));
+    }
+
+    /// All steps of a failure report at once (no lock to release).
+    #[cfg(test)]
+    pub fn fail(&mut self, worker: u64, lease_id: u64, failed: TaskFailed) -> Verdict {
+        match self.begin_fail(worker, lease_id, failed) {
+            Ok(Some(check)) => {
+                let damaged = file_is_damaged(&check);
+                self.finish_repair_check(check, damaged);
+                Verdict::Accepted
+            }
+            Ok(None) => Verdict::Accepted,
+            Err(v) => v,
+        }
     }
 
     /// Counts a failure of `key`; stops the job after too many.
     fn count_failure(&mut self, key: (u32, u64), message: &str) {
         let n = self.failures.entry(key).or_insert(0);
         *n += 1;
-        if *n >= super::MAX_TASK_FAILURES {
+        if *n >= MAX_TASK_FAILURES {
             let n = *n;
             self.stop(format!(
                 "task ({}, {}) failed {} times; last error: {}",
@@ -169,106 +331,53 @@ impl JobState {
         }
     }
 
-    /// Schedules the recomputation of a damaged file, or stops the job when
-    /// its inputs are gone. False when the file is not damaged after all
-    /// (the report is stale or the reader's own problem).
-    fn repair(&mut self, level: u32, shard: u64, message: &str) -> bool {
-        let path = self.checkpoint.frontier_path(level, shard);
-        // Several workers can read the same damaged file before it is
-        // repaired, each for its own task: one recomputation serves them
-        // all. Counting each report as a failed attempt stopped the job after
-        // five of them, and a late report deleted the recomputed file.
-        if level > 0 && self.is_queued_or_leased((level - 1, shard)) {
-            return true;
-        }
-        // The coordinator checks for itself before deleting anything: a
-        // worker's read error (or a report about a file recomputed since)
-        // must not cost a good file.
-        if self.file_verifies(level, shard) {
-            return false;
-        }
-        if level == 0 {
-            if let Err(e) = self.write_level_zero_shard(shard) {
-                self.stop(format!("cannot rewrite {}: {:#}", path.display(), e));
-            }
-            return true;
-        }
-        let inputs_kept = self.manifest.keep_levels == KeepLevels::All || level < 2;
-        let attempts = self.failures.entry((level - 1, shard)).or_insert(0);
-        *attempts += 1;
-        if !inputs_kept || *attempts > super::MAX_TASK_FAILURES {
-            self.stop(format!(
-                "{} is damaged ({}) and cannot be recomputed (its inputs are not kept with --keep-levels last2, or they are damaged too)",
-                path.display(),
-                message
-            ));
-            return true;
-        }
-        // Deleted only now that it will be rewritten: a file that cannot be
-        // recomputed stays, since the manifest still lists it (and the user
-        // may be able to restore it).
-        let _ = std::fs::remove_file(&path);
-        self.reporter.warn(&format!("recomputing damaged {}", path.display()));
-        self.pending.insert((level - 1, shard));
-        true
-    }
-
     pub(super) fn is_queued_or_leased(&self, key: (u32, u64)) -> bool {
         self.pending.contains(&key) || self.leases.values().any(|l| l.key == key)
     }
 
-    /// True when the file of a recorded `(level, shard)` reads back whole
-    /// with the recorded number of states.
-    pub(super) fn file_verifies(&self, level: u32, shard: u64) -> bool {
-        let Some(&recorded) = self
-            .manifest
-            .levels
-            .get(level as usize)
-            .and_then(|l| l.shard_counts.get(shard as usize))
-        else {
-            return false;
-        };
-        let mut words = vec![0u64; self.job.space.shard_words()];
-        let path = self.checkpoint.frontier_path(level, shard);
-        read_frontier(&path, &self.id(level, shard), &mut words).is_ok_and(|h| h.popcount == recorded)
-    }
-
-    /// Stops handing out work.
+    /// Stops handing out work; the records so far are made durable.
     pub fn stop(&mut self, reason: String) {
         if self.phase == Phase::Running {
             self.reporter.warn(&format!("stopping: {}", reason));
             if let Some(r) = self.manifest.running.as_mut() {
                 r.seconds_before += self.level_started.elapsed().as_secs_f64();
             }
-            let _ = self.checkpoint.save_manifest(&self.manifest);
+            if let Some(j) = self.journal.as_mut() {
+                let _ = j.sync();
+            }
+            let _ = save_manifest(&self.checkpoint, &self.manifest);
             self.phase = Phase::Stopped(reason);
         }
     }
 
-    /// Closes the running level once every shard is recorded.
+    /// Closes the running level once every chunk is recorded.
     pub(super) fn maybe_complete_level(&mut self) {
-        let shards = self.job.space.shards() as usize;
-        let Some(running) = self.manifest.running.as_ref() else {
+        let Some(running) = self.manifest.running.clone() else {
             return;
         };
-        if running.done.len() < shards {
+        if (self.done.len() as u64) < self.job.chunking.chunks() {
             return;
         }
-        let running = self.manifest.running.take().expect("checked");
-        let count: u64 = running.done.values().map(|r| r.count).sum();
-        let seconds = running.seconds_before + self.level_started.elapsed().as_secs_f64();
+        if let Err(e) = self.journal.as_mut().expect("a running level has a journal").sync() {
+            self.stop(format!("cannot record the finished level: {:#}", e));
+            return;
+        }
+        let sum = |f: fn(&ChunkRecord) -> u64| self.done.values().map(f).sum::<u64>();
+        let record = LevelRecord {
+            count: sum(|r| r.states),
+            stored: sum(|r| r.stored),
+            classes: sum(|r| r.classes),
+            seconds: running.seconds_before + self.level_started.elapsed().as_secs_f64(),
+            bytes: sum(|r| r.bytes),
+            evaluations: sum(|r| r.evaluations),
+            io: self.level_io,
+        };
         let depth = running.from_level + 1;
-        self.reporter.level_finished(depth, count, seconds);
-        let mut finished = count == 0;
+        self.reporter.level_finished(depth, record.count, record.seconds);
+        let mut finished = record.count == 0;
         let mut retired = None;
-        if count > 0 {
-            self.manifest.levels.push(LevelRecord {
-                count,
-                seconds,
-                bytes: running.done.values().map(|r| r.bytes).sum(),
-                shard_counts: running.done.values().map(|r| r.count).collect(),
-                evaluations: running.done.values().map(|r| r.evaluations).sum(),
-            });
+        if record.count > 0 {
+            self.manifest.levels.push(record);
             if self.manifest.keep_levels == KeepLevels::Last2 && depth >= 2 {
                 retired = Some(depth - 2);
             }
@@ -280,17 +389,20 @@ impl JobState {
         }
         if finished {
             self.manifest.finished = true;
+            self.manifest.running = None;
+            self.journal = None;
             self.phase = Phase::Finished;
-        } else {
-            self.start_level(depth);
+        } else if let Err(e) = self.start_level(depth) {
+            self.stop(format!("cannot start level {}: {:#}", depth + 1, e));
+            return;
         }
-        if let Err(e) = self.checkpoint.save_manifest(&self.manifest) {
+        if let Err(e) = save_manifest(&self.checkpoint, &self.manifest) {
             self.stop(format!("cannot record the finished level: {:#}", e));
             return;
         }
         // Only once the manifest records the new level: until then, a crash
         // resumes the old one, which may still need to recompute from it.
-        if let Some(level) = retired {
+        if let Some(level) = retired.filter(|&l| l > 0) {
             self.checkpoint.remove_level(level);
         }
     }

@@ -3,12 +3,14 @@
 //! same damaged file, an output damaged between its write and its report).
 
 use super::*;
-use cayley_shared::manifest::KeepLevels;
-use cayley_shared::proto::{task_failed, TaskDone, TaskFailed};
+use cayley_proto::{task_failed, TaskDone, TaskFailed};
+use cayley_shared::checkpoint::KeepLevels;
+use cayley_shared::format::verify_chunk;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
-use cayley_worker::runner::TaskRunner;
+use cayley_worker::client::done_message;
+use cayley_worker::runner::{TaskError, TaskRunner};
 
-/// Loopover 2×4 MTM, ../shared/reference/published.md.
+/// Loopover 2×4 MTM, tests/data/loopover-mtm.csv.
 const PUBLISHED_2X4: [u64; 9] = [1, 10, 63, 352, 1623, 5890, 14345, 15772, 2264];
 
 struct Quiet;
@@ -22,12 +24,18 @@ struct Harness {
     _dir: tempfile::TempDir,
 }
 
-/// Loopover 2×4 in 8 shards.
+/// Loopover 2×4 (without symmetry reduction) in 8 shards, one per chunk.
 fn harness(keep: KeepLevels) -> Harness {
+    let h = harness_of("loopover:2x4 --no-symmetry", keep);
+    assert_eq!(h.state.job.chunking.chunks(), 8);
+    h
+}
+
+fn harness_of(spec: &str, keep: KeepLevels) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let ck = dir.path().join("ck");
-    let job = Job::new(parse_puzzle("loopover:2x4", Metric::Mtm).unwrap(), Some(1)).unwrap();
-    let fresh = Manifest::new(&job, keep, None);
+    let job = Job::new(parse_puzzle(spec, Metric::Mtm).unwrap(), Some(1)).unwrap();
+    let fresh = Manifest::new(&job, keep, None, None);
     let checkpoint = CheckpointDir::create(&ck).unwrap();
     let state = JobState::open(
         job.clone(),
@@ -37,7 +45,7 @@ fn harness(keep: KeepLevels) -> Harness {
         Box::new(Quiet),
     )
     .unwrap();
-    let runner = TaskRunner::new(job, &ck, &dir.path().join("scratch"), 1).unwrap();
+    let runner = TaskRunner::new(job, &ck, 64 << 20, 1).unwrap();
     Harness {
         state,
         runner,
@@ -57,24 +65,50 @@ impl Harness {
     fn compute(&mut self, task: &Task) -> TaskDone {
         let r = self
             .runner
-            .compute(task.from_level, task.shard, &|_| {})
-            .and_then(|c| c.write())
-            .unwrap_or_else(|e| panic!("task ({}, {}): {}", task.from_level, task.shard, e));
-        TaskDone {
-            count: r.count,
-            evaluations: r.evaluations,
-            file_bytes: r.file_bytes,
-            seconds: r.seconds,
-        }
+            .compute_chunk(task.from_level, task.chunk, &|_| {})
+            .unwrap_or_else(|e| panic!("task ({}, {}): {}", task.from_level, task.chunk, e));
+        done_message(&r)
     }
 
-    /// One worker runs tasks until `levels` levels are recorded or the job ends.
+    /// A new worker process: same job, nothing in memory.
+    fn restart_worker(&mut self) {
+        let ck = self.state.checkpoint.root().to_path_buf();
+        self.runner = TaskRunner::new(self.state.job.clone(), &ck, 64 << 20, 1).unwrap();
+    }
+
+    /// True when the file of `(level, chunk)` reads back whole.
+    fn intact(&self, level: u32, chunk: u64) -> bool {
+        let path = self.state.checkpoint.chunk_path(level, chunk);
+        verify_chunk(&path, &self.state.chunk_id(level, chunk)).is_ok()
+    }
+
+    /// One worker runs tasks until `levels` levels are recorded or the job
+    /// ends, reporting damaged inputs as a worker does.
     fn run_until(&mut self, worker: u64, levels: usize) {
         while self.state.phase == Phase::Running && self.state.manifest.levels.len() < levels {
             let task = self.lease(worker);
-            let done = self.compute(&task);
-            assert_eq!(self.state.complete(worker, task.lease_id, done), Verdict::Accepted);
+            match self.runner.compute_chunk(task.from_level, task.chunk, &|_| {}) {
+                Ok(r) => assert_eq!(
+                    self.state.complete(worker, task.lease_id, done_message(&r)),
+                    Verdict::Accepted
+                ),
+                Err(TaskError::CorruptInput { level, chunk, message }) => {
+                    let failed = TaskFailed {
+                        kind: task_failed::Kind::CorruptInput as i32,
+                        message,
+                        level,
+                        chunk,
+                    };
+                    assert_eq!(self.state.fail(worker, task.lease_id, failed), Verdict::Accepted);
+                }
+                Err(e) => panic!("task ({}, {}): {}", task.from_level, task.chunk, e),
+            }
         }
+    }
+
+    fn pending_repairs(&self) -> Vec<(u32, u64)> {
+        let running = self.state.manifest.running.as_ref().map_or(u32::MAX, |r| r.from_level);
+        self.state.pending.iter().filter(|k| k.0 < running).copied().collect()
     }
 
     fn depths(&self) -> Vec<u64> {
@@ -82,19 +116,21 @@ impl Harness {
     }
 }
 
-fn corrupt_input(level: u32, shard: u64) -> TaskFailed {
+fn corrupt_input(level: u32, chunk: u64) -> TaskFailed {
     TaskFailed {
         kind: task_failed::Kind::CorruptInput as i32,
-        message: format!("level {} shard {}: checksum mismatch", level, shard),
+        message: format!("level {} chunk {}: checksum mismatch", level, chunk),
         level,
-        shard,
+        chunk,
     }
 }
 
-/// Flips a byte in the middle of a frontier file's payload.
+/// Flips a byte in the middle of a one-shard chunk file's payload (after
+/// its header and one index entry).
 fn flip_payload_byte(path: &std::path::Path) {
     let mut bytes = std::fs::read(path).unwrap();
-    let at = 64 + (bytes.len() - 64) / 2;
+    let start = cayley_shared::format::HEADER_LEN + cayley_shared::format::ENTRY_LEN;
+    let at = start + (bytes.len() - start) / 2;
     bytes[at] ^= 0x5a;
     std::fs::write(path, bytes).unwrap();
 }
@@ -102,12 +138,12 @@ fn flip_payload_byte(path: &std::path::Path) {
 #[test]
 fn many_reports_of_one_damaged_file_schedule_one_repair() {
     let mut h = harness(KeepLevels::All);
-    let first = h.state.register("first".into(), 1);
+    let first = h.state.register("first".into(), 1, 0);
     h.run_until(first, 3);
-    let damaged = h.state.checkpoint.frontier_path(2, 3);
+    let damaged = h.state.checkpoint.chunk_path(2, 3);
     flip_payload_byte(&damaged);
     // Six workers each find it while reading the inputs of their own task.
-    let workers: Vec<u64> = (0..6).map(|i| h.state.register(format!("w{}", i), 1)).collect();
+    let workers: Vec<u64> = (0..6).map(|i| h.state.register(format!("w{}", i), 1, 0)).collect();
     let tasks: Vec<Task> = workers.iter().map(|&w| h.lease(w)).collect();
     for (&w, task) in workers.iter().zip(&tasks) {
         assert_eq!(h.state.fail(w, task.lease_id, corrupt_input(2, 3)), Verdict::Accepted);
@@ -117,12 +153,12 @@ fn many_reports_of_one_damaged_file_schedule_one_repair() {
     // The repair comes first, then a report from a worker that read the
     // damaged file before it was repaired: the good file stays.
     let repair = h.lease(first);
-    assert_eq!((repair.from_level, repair.shard), (1, 3));
+    assert_eq!((repair.from_level, repair.chunk), (1, 3));
     let done = h.compute(&repair);
     assert_eq!(h.state.complete(first, repair.lease_id, done), Verdict::Accepted);
     let late = h.lease(workers[0]);
     h.state.fail(workers[0], late.lease_id, corrupt_input(2, 3));
-    assert!(h.state.file_verifies(2, 3), "the repaired file was deleted");
+    assert!(h.intact(2, 3), "the repaired file was deleted");
     assert!(!h.state.is_queued_or_leased((1, 3)));
     h.run_until(first, usize::MAX);
     assert_eq!(h.state.phase, Phase::Finished);
@@ -130,24 +166,106 @@ fn many_reports_of_one_damaged_file_schedule_one_repair() {
 }
 
 #[test]
-fn an_output_that_does_not_read_back_is_not_recorded() {
+fn a_report_that_disagrees_with_its_file_is_not_recorded() {
     let mut h = harness(KeepLevels::Last2);
-    let worker = h.state.register("w".into(), 1);
+    let worker = h.state.register("w".into(), 1, 0);
     h.run_until(worker, 3);
     let task = h.lease(worker);
-    let done = h.compute(&task);
-    flip_payload_byte(&h.state.checkpoint.frontier_path(task.from_level + 1, task.shard));
+    let mut done = h.compute(&task);
+    // A report that disagrees with the file it names is rejected.
+    done.stored += 1;
     assert!(matches!(
         h.state.complete(worker, task.lease_id, done),
-        Verdict::Rejected(why) if why.contains("corrupt")
+        Verdict::Rejected(why) if why.contains("the report says")
     ));
-    let running = h.state.manifest.running.as_ref().unwrap();
-    assert!(!running.done.contains_key(&task.shard));
+    assert!(!h.state.done.contains_key(&task.chunk));
     // Re-issued while its inputs are still there.
     let again = h.lease(worker);
-    assert_eq!((again.from_level, again.shard), (task.from_level, task.shard));
+    assert_eq!((again.from_level, again.chunk), (task.from_level, task.chunk));
     let done = h.compute(&again);
     assert_eq!(h.state.complete(worker, again.lease_id, done), Verdict::Accepted);
     h.run_until(worker, usize::MAX);
     assert_eq!(h.depths(), PUBLISHED_2X4);
+}
+
+#[test]
+fn a_damaged_index_is_caught_when_the_result_is_checked() {
+    let mut h = harness(KeepLevels::All);
+    let worker = h.state.register("w".into(), 1, 0);
+    h.run_until(worker, 3);
+    let task = h.lease(worker);
+    let done = h.compute(&task);
+    // The index entry (its popcount field) of the output changes after the write.
+    let path = h.state.checkpoint.chunk_path(task.from_level + 1, task.chunk);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[cayley_shared::format::HEADER_LEN + 16] ^= 1;
+    std::fs::write(&path, bytes).unwrap();
+    assert!(matches!(
+        h.state.complete(worker, task.lease_id, done),
+        Verdict::Rejected(why) if why.contains("index checksum")
+    ));
+    h.run_until(worker, usize::MAX);
+    assert_eq!(h.depths(), PUBLISHED_2X4);
+}
+
+#[test]
+fn a_damaged_payload_is_found_by_its_reader_and_repaired() {
+    let mut h = harness(KeepLevels::All);
+    let worker = h.state.register("w".into(), 1, 0);
+    h.run_until(worker, 4);
+    // Level 3 is complete; damage one of its files before level 4 reads it,
+    // and read it with a fresh worker (one that does not hold the shard).
+    flip_payload_byte(&h.state.checkpoint.chunk_path(3, 5));
+    h.restart_worker();
+    h.run_until(worker, usize::MAX);
+    assert_eq!(h.state.phase, Phase::Finished);
+    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert!(h.intact(3, 5));
+}
+
+#[test]
+fn workers_keep_to_their_own_segment_of_chunks_then_help_others() {
+    let mut h = harness(KeepLevels::All);
+    let a = h.state.register("a".into(), 1, 0);
+    let b = h.state.register("b".into(), 1, 0);
+    // Eight chunks, two workers: a owns 0..4, b owns 4..8, each in order.
+    let mut of_a = Vec::new();
+    let mut of_b = Vec::new();
+    for _ in 0..3 {
+        of_a.push(h.lease(a).chunk);
+        of_b.push(h.lease(b).chunk);
+    }
+    assert_eq!(of_a, vec![0, 1, 2]);
+    assert_eq!(of_b, vec![4, 5, 6]);
+    // a's segment has one chunk left, then it takes the last pending chunk.
+    assert_eq!(h.lease(a).chunk, 3);
+    assert_eq!(h.lease(a).chunk, 7);
+}
+
+#[test]
+fn a_network_named_input_outside_the_plan_is_the_workers_fault() {
+    let mut h = harness(KeepLevels::All);
+    let worker = h.state.register("w".into(), 1, 0);
+    h.run_until(worker, 3);
+    for bogus in [corrupt_input(9, 1), corrupt_input(2, 1 << 40), corrupt_input(0, 0)] {
+        let task = h.lease(worker);
+        assert_eq!(h.state.fail(worker, task.lease_id, bogus), Verdict::Accepted);
+        assert!(h.pending_repairs().is_empty(), "no repair for a bogus report");
+    }
+    h.run_until(worker, usize::MAX);
+    assert_eq!(h.depths(), PUBLISHED_2X4);
+}
+
+#[test]
+fn a_reduced_job_records_the_full_counts() {
+    // Reduced by Loopover 2×4's 16 board symmetries: the stored bits are
+    // fewer than the states, the recorded counts are the full ones.
+    let mut h = harness_of("loopover:2x4", KeepLevels::All);
+    assert!(matches!(h.state.job.space, cayley_shared::space::Space::Reduced(_)));
+    let worker = h.state.register("w".into(), 1, 0);
+    h.run_until(worker, usize::MAX);
+    assert_eq!(h.state.phase, Phase::Finished);
+    assert_eq!(h.depths(), PUBLISHED_2X4);
+    let stored: u64 = h.state.manifest.levels.iter().map(|l| l.stored).sum();
+    assert!(stored < 40320, "{} bits stored", stored);
 }

@@ -1,10 +1,11 @@
 //! The result files of a job: `result.json`, `depths.csv`, and the
 //! human-readable table printed at the end of a run.
 
-use crate::engine::SearchOutcome;
-use crate::job::Job;
-use crate::puzzle::Puzzle;
+use crate::manifest::Manifest;
 use anyhow::Context;
+use cayley_shared::antipodes::Antipode;
+use cayley_shared::job::Job;
+use cayley_shared::puzzle::Puzzle;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -17,6 +18,14 @@ pub struct AntipodeRecord {
     /// Moves, space-separated, that take this state back to solved; for a
     /// directed graph (`directed`), the moves that build it from solved.
     pub word: String,
+    /// States of this state's class under the symmetries reduced by (all
+    /// at the same depth; 1 without reduction).
+    #[serde(default = "one")]
+    pub class_size: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 /// The contents of `result.json`.
@@ -37,6 +46,19 @@ pub struct RunResult {
     pub complete: bool,
     /// States at each depth, index = depth.
     pub depths: Vec<u64>,
+    /// Order of the symmetry group the search was reduced by (1: none).
+    #[serde(default = "one")]
+    pub symmetries: u64,
+    /// Names of the symmetries that generate that group.
+    #[serde(default)]
+    pub symmetry_generators: Vec<String>,
+    /// Classes of states under those symmetries at each depth (the reduced
+    /// table; equal to `depths` without reduction).
+    #[serde(default)]
+    pub depths_reduced: Vec<u64>,
+    /// Bits stored per depth (one per state, or per stored representative).
+    #[serde(default)]
+    pub depths_stored: Vec<u64>,
     pub antipodes: Vec<AntipodeRecord>,
     /// Wall seconds per level, index = depth.
     pub level_seconds: Vec<f64>,
@@ -50,28 +72,65 @@ pub struct RunResult {
     pub directed: bool,
     /// Neighbour evaluations (table lookups) the kernel performed.
     pub evaluations: u64,
-    /// Blocks expanded top-down and bottom-up.
-    pub top_down_blocks: u64,
-    pub bottom_up_blocks: u64,
+    /// Shards per chunk file (task), and chunks per level.
+    pub chunk_shards: u64,
+    pub chunks: u64,
+    /// How each level's tasks got their inputs, index = depth (level 0 is
+    /// made, not read).
+    pub level_io: Vec<LevelIo>,
+}
+
+/// Input statistics of one level in `result.json`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LevelIo {
+    /// Compressed bytes read from the checkpoint.
+    pub bytes_read: u64,
+    /// Fraction of input shards found in workers' memory.
+    pub cache_hit_rate: f64,
+    /// Worker seconds loading inputs, computing, and writing outputs.
+    pub load_seconds: f64,
+    pub compute_seconds: f64,
+    pub write_seconds: f64,
+    /// Bytes of the level's chunk files.
+    pub file_bytes: u64,
 }
 
 impl RunResult {
-    /// Assembles the result of a finished search.
-    pub fn new(job: &Job, outcome: &SearchOutcome) -> RunResult {
+    /// Assembles the result of a finished job from its manifest and the
+    /// antipodes found in its level files.
+    pub fn new(job: &Job, manifest: &Manifest, antipodes: &[Antipode]) -> RunResult {
         let puzzle = &job.puzzle;
+        let depths: Vec<u64> = manifest.levels.iter().map(|l| l.count).collect();
+        let total: u128 = depths.iter().map(|&c| c as u128).sum();
+        let last = depths.len() as u32 - 1;
+        // Without a known count, a level limit leaves the table open.
+        let complete = match job.reachable_states {
+            Some(r) => total == r,
+            None => manifest.max_depth.is_none_or(|m| last < m),
+        };
         RunResult {
             puzzle: puzzle.spec.clone(),
             metric: puzzle.metric.name().to_string(),
             group_order: job.group_order.to_string(),
             reachable_states: job.reachable_text(),
-            states: outcome.depths.iter().sum(),
-            diameter: outcome.depths.len() as u32 - 1,
-            complete: outcome.complete,
-            depths: outcome.depths.clone(),
-            antipodes: outcome
-                .antipodes
+            states: depths.iter().sum(),
+            diameter: last,
+            complete,
+            depths,
+            symmetries: job.space.symmetry_order() as u64,
+            symmetry_generators: match &job.space {
+                cayley_shared::space::Space::Reduced(r) => r.symmetries.generators.clone(),
+                _ => Vec::new(),
+            },
+            depths_reduced: manifest.levels.iter().map(|l| l.classes).collect(),
+            depths_stored: manifest.levels.iter().map(|l| l.stored).collect(),
+            antipodes: antipodes
                 .iter()
                 .map(|a| AntipodeRecord {
+                    class_size: match &job.space {
+                        cayley_shared::space::Space::Reduced(r) => r.symmetries.orbit(&a.state).len() as u64,
+                        _ => 1,
+                    },
                     state: puzzle.slot_contents(&a.state),
                     word: a
                         .solution
@@ -81,15 +140,27 @@ impl RunResult {
                         .join(" "),
                 })
                 .collect(),
-            level_seconds: outcome.level_seconds.clone(),
-            total_seconds: outcome.seconds,
+            level_seconds: manifest.levels.iter().map(|l| l.seconds).collect(),
+            total_seconds: manifest.levels.iter().map(|l| l.seconds).sum(),
             shard_pieces: job.space.shard_pieces(),
             shards: job.space.shards(),
             generators: puzzle.moves.len(),
             directed: job.directed,
-            evaluations: outcome.stats.evaluations,
-            top_down_blocks: outcome.stats.top_down_blocks,
-            bottom_up_blocks: outcome.stats.bottom_up_blocks,
+            evaluations: manifest.levels.iter().map(|l| l.evaluations).sum(),
+            chunk_shards: job.chunking.per_chunk,
+            chunks: job.chunking.chunks(),
+            level_io: manifest
+                .levels
+                .iter()
+                .map(|l| LevelIo {
+                    bytes_read: l.io.bytes_read,
+                    cache_hit_rate: l.io.hit_rate(),
+                    load_seconds: l.io.load_seconds,
+                    compute_seconds: l.io.compute_seconds,
+                    write_seconds: l.io.write_seconds,
+                    file_bytes: l.bytes,
+                })
+                .collect(),
         }
     }
 
@@ -128,7 +199,16 @@ impl RunResult {
         );
         let label = if self.directed { "from solved" } else { "solve" };
         for (i, a) in self.antipodes.iter().enumerate() {
-            let _ = writeln!(out, "#{}", i + 1);
+            if a.class_size > 1 {
+                let _ = writeln!(
+                    out,
+                    "#{} (stands for its class of {} symmetric states, all at this depth)",
+                    i + 1,
+                    a.class_size
+                );
+            } else {
+                let _ = writeln!(out, "#{}", i + 1);
+            }
             let _ = writeln!(out, "{}", puzzle.render_slots(&a.state));
             let word = if a.word.is_empty() && self.diameter > 0 {
                 "(not available: earlier levels were not kept)"
@@ -143,13 +223,23 @@ impl RunResult {
     }
 
     /// The depth table as aligned text, with cumulative counts.
+    /// With symmetry reduction, a column of classes follows.
     pub fn table(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "{:>5}  {:>20}  {:>20}", "depth", "states", "cumulative");
+        let reduced = self.symmetries > 1;
+        let _ = write!(out, "{:>5}  {:>20}  {:>20}", "depth", "states", "cumulative");
+        if reduced {
+            let _ = write!(out, "  {:>20}", format!("classes (/{})", self.symmetries));
+        }
+        out.push('\n');
         let mut sum = 0u64;
         for (d, &c) in self.depths.iter().enumerate() {
             sum += c;
-            let _ = writeln!(out, "{:>5}  {:>20}  {:>20}", d, c, sum);
+            let _ = write!(out, "{:>5}  {:>20}  {:>20}", d, c, sum);
+            if let Some(classes) = self.depths_reduced.get(d).filter(|_| reduced) {
+                let _ = write!(out, "  {:>20}", classes);
+            }
+            out.push('\n');
         }
         out
     }

@@ -1,0 +1,370 @@
+//! The coordinator's record of a job in its checkpoint directory.
+//!
+//! - `manifest.json` holds the job (including the text of a `perm:`/`tws:`
+//!   definition, so `resume` needs nothing outside the checkpoint), every
+//!   completed level's totals and timings, and which level is running. It
+//!   stays small whatever the size of the space and is rewritten atomically
+//!   (temp file, fsync, rename, fsync of the directory) when a level closes
+//!   or the job stops.
+//! - Each level's `done.jsonl` journal gets one line per completed chunk,
+//!   appended as results are accepted and fsynced at most once a second (and
+//!   when a level closes or the job stops). A crash loses at most that second
+//!   of records; those chunks are recomputed. Per-chunk records of closed
+//!   levels stay there (they check a recomputed file).
+//!
+//! A chunk is recorded only after its file is in place, so the records always
+//! describe files that exist.
+
+use anyhow::Context;
+use cayley_shared::checkpoint::{CheckpointDir, KeepLevels};
+use cayley_shared::format::FORMAT_VERSION;
+use cayley_shared::job::Job;
+use cayley_shared::space::Space;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What identifies the job.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub puzzle: String,
+    pub metric: String,
+    pub shard_pieces: usize,
+    pub low_pieces: usize,
+    pub even: bool,
+    pub shards: u64,
+    /// Shards per chunk (task).
+    pub chunk_shards: u64,
+    pub chunks: u64,
+    pub group_order: String,
+    pub reachable_states: String,
+    /// Text of the `perm:`/`tws:` definition file, so the job can be
+    /// rebuilt after the file is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<String>,
+}
+
+/// Input statistics summed over tasks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IoTotals {
+    /// Compressed bytes read from the checkpoint.
+    pub bytes_read: u64,
+    /// Input shards asked of workers' caches, and how many they held.
+    pub lookups: u64,
+    pub hits: u64,
+    /// Worker seconds loading inputs, computing, and writing outputs.
+    pub load_seconds: f64,
+    pub compute_seconds: f64,
+    pub write_seconds: f64,
+}
+
+impl IoTotals {
+    /// Adds another task's statistics.
+    pub fn add(&mut self, o: &IoTotals) {
+        self.bytes_read += o.bytes_read;
+        self.lookups += o.lookups;
+        self.hits += o.hits;
+        self.load_seconds += o.load_seconds;
+        self.compute_seconds += o.compute_seconds;
+        self.write_seconds += o.write_seconds;
+    }
+
+    /// Fraction of lookups served from memory.
+    pub fn hit_rate(&self) -> f64 {
+        if self.lookups == 0 {
+            1.0
+        } else {
+            self.hits as f64 / self.lookups as f64
+        }
+    }
+}
+
+/// One completed level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LevelRecord {
+    /// States at this depth.
+    pub count: u64,
+    /// Bits set in the level's files (equal to `count` without symmetry).
+    pub stored: u64,
+    /// Classes of states under the job's symmetries.
+    pub classes: u64,
+    pub seconds: f64,
+    /// Bytes of the level's chunk files.
+    pub bytes: u64,
+    /// Neighbour evaluations the level's tasks performed.
+    pub evaluations: u64,
+    pub io: IoTotals,
+}
+
+/// One completed chunk of a level (a line of its journal).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChunkRecord {
+    pub chunk: u64,
+    pub stored: u64,
+    pub states: u64,
+    pub classes: u64,
+    /// Size of the chunk file.
+    pub bytes: u64,
+    /// Its index checksum.
+    pub checksum: u64,
+    pub evaluations: u64,
+    pub seconds: f64,
+    pub io: IoTotals,
+}
+
+/// The level being computed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunningLevel {
+    /// Tasks read level `from_level` and write level `from_level + 1`.
+    pub from_level: u32,
+    /// Seconds spent on this level before the last interruption.
+    pub seconds_before: f64,
+}
+
+/// The manifest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format_version: u32,
+    /// Job fingerprint as 16 hex digits.
+    pub fingerprint: String,
+    pub job: JobRecord,
+    pub keep_levels: KeepLevels,
+    /// Completed levels, index = depth (level 0 = solved).
+    pub levels: Vec<LevelRecord>,
+    pub running: Option<RunningLevel>,
+    /// True once the table is complete (or the depth limit was reached).
+    pub finished: bool,
+    /// Depth limit the job was started with.
+    pub max_depth: Option<u32>,
+}
+
+impl Manifest {
+    /// A fresh manifest for `job`: level 0 (the solved state) done.
+    pub fn new(job: &Job, keep_levels: KeepLevels, max_depth: Option<u32>, definition: Option<String>) -> Manifest {
+        Manifest {
+            format_version: FORMAT_VERSION,
+            fingerprint: format!("{:016x}", job.fingerprint()),
+            job: JobRecord {
+                puzzle: job.puzzle.spec.clone(),
+                metric: job.puzzle.metric.name().to_string(),
+                shard_pieces: job.space.shard_pieces(),
+                low_pieces: match &job.space {
+                    Space::Blocks(l) => l.low_pieces,
+                    Space::Coded(_) | Space::Reduced(_) => 0,
+                },
+                even: matches!(&job.space, Space::Blocks(l) if l.even),
+                shards: job.space.shards(),
+                chunk_shards: job.chunking.per_chunk,
+                chunks: job.chunking.chunks(),
+                group_order: job.group_order.to_string(),
+                reachable_states: job.reachable_text(),
+                definition,
+            },
+            keep_levels,
+            levels: vec![LevelRecord {
+                count: 1,
+                stored: 1,
+                classes: 1,
+                seconds: 0.0,
+                bytes: 0,
+                evaluations: 0,
+                io: IoTotals::default(),
+            }],
+            running: Some(RunningLevel {
+                from_level: 0,
+                seconds_before: 0.0,
+            }),
+            finished: false,
+            max_depth,
+        }
+    }
+
+    /// Refuses a manifest of another format version or another job.
+    pub fn check_matches(&self, job: &Job, dir: &Path) -> anyhow::Result<()> {
+        if self.format_version != FORMAT_VERSION {
+            anyhow::bail!(
+                "{}: checkpoint format version {}, this build reads version {}",
+                dir.display(),
+                self.format_version,
+                FORMAT_VERSION
+            );
+        }
+        let expected = format!("{:016x}", job.fingerprint());
+        if self.fingerprint != expected {
+            anyhow::bail!(
+                "{}: the checkpoint belongs to another job (fingerprint {}, this job has {})",
+                dir.display(),
+                self.fingerprint,
+                expected
+            );
+        }
+        Ok(())
+    }
+
+    /// Total states of the completed levels.
+    pub fn states(&self) -> u128 {
+        self.levels.iter().map(|l| l.count as u128).sum()
+    }
+}
+
+/// Loads the manifest of `dir`, if there is one.
+pub fn load_manifest(dir: &CheckpointDir) -> anyhow::Result<Option<Manifest>> {
+    let path = dir.manifest_path();
+    match std::fs::read(&path) {
+        Ok(bytes) => {
+            // The version first: a manifest of another format is refused as
+            // such, not as an unreadable file.
+            let value: serde_json::Value =
+                serde_json::from_slice(&bytes).with_context(|| format!("{}: unreadable manifest", path.display()))?;
+            let version = value.get("format_version").and_then(|v| v.as_u64());
+            if version != Some(FORMAT_VERSION as u64) {
+                anyhow::bail!(
+                    "{}: checkpoint format version {}, this build reads version {}",
+                    dir.root().display(),
+                    version.map_or("unknown".into(), |v| v.to_string()),
+                    FORMAT_VERSION
+                );
+            }
+            Ok(Some(
+                serde_json::from_value(value).with_context(|| format!("{}: unreadable manifest", path.display()))?,
+            ))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// Rewrites the manifest atomically (temp file, fsync, rename, fsync dir).
+pub fn save_manifest(dir: &CheckpointDir, manifest: &Manifest) -> anyhow::Result<()> {
+    let path = dir.manifest_path();
+    let tmp = dir
+        .root()
+        .join(format!("{}.tmp", cayley_shared::checkpoint::MANIFEST_FILE));
+    let bytes = serde_json::to_vec_pretty(manifest)?;
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)?;
+        cayley_shared::format::sync_parent_dir(&path)
+    };
+    write().with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Appends chunk records to a level's journal.
+pub struct Journal {
+    path: PathBuf,
+    file: std::fs::File,
+    unsynced: bool,
+    last_sync: Instant,
+}
+
+/// Journal lines are fsynced at most this often (and at level close and stop).
+pub const JOURNAL_SYNC_INTERVAL: Duration = Duration::from_secs(1);
+
+impl Journal {
+    /// Opens the journal of `level` for appending; `fresh` empties it first
+    /// (a level that is only now starting has no valid records).
+    pub fn open(dir: &CheckpointDir, level: u32, fresh: bool) -> anyhow::Result<Journal> {
+        let path = dir.journal_path(level);
+        std::fs::create_dir_all(dir.level_dir(level))
+            .with_context(|| format!("cannot create {}", dir.level_dir(level).display()))?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .truncate(false)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        if fresh {
+            file.set_len(0)
+                .with_context(|| format!("cannot reset {}", path.display()))?;
+        }
+        Ok(Journal {
+            path,
+            file,
+            unsynced: false,
+            last_sync: Instant::now(),
+        })
+    }
+
+    /// Appends one record; fsyncs when the last fsync is a second old.
+    pub fn append(&mut self, record: &ChunkRecord) -> anyhow::Result<()> {
+        let mut line = serde_json::to_vec(record)?;
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .with_context(|| format!("cannot write {}", self.path.display()))?;
+        self.unsynced = true;
+        if self.last_sync.elapsed() >= JOURNAL_SYNC_INTERVAL {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Makes every appended record durable.
+    pub fn sync(&mut self) -> anyhow::Result<()> {
+        if self.unsynced {
+            self.file
+                .sync_data()
+                .with_context(|| format!("cannot write {}", self.path.display()))?;
+            self.unsynced = false;
+        }
+        self.last_sync = Instant::now();
+        Ok(())
+    }
+}
+
+/// The records of a level's journal (the last record of a chunk wins). A
+/// torn or unreadable line, the trace of a crash mid-write, is skipped: its
+/// chunk is simply recomputed.
+pub fn read_journal(dir: &CheckpointDir, level: u32) -> anyhow::Result<std::collections::BTreeMap<u64, ChunkRecord>> {
+    let path = dir.journal_path(level);
+    let text = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let mut records = std::collections::BTreeMap::new();
+    for line in text.split(|&b| b == b'\n') {
+        if let Ok(r) = serde_json::from_slice::<ChunkRecord>(line) {
+            records.insert(r.chunk, r);
+        }
+    }
+    Ok(records)
+}
+
+/// Refuses a manifest that is not the one of the level files around it
+/// (say, `manifest.json` copied from another checkpoint): its own
+/// fingerprint check passes, and every file would then look damaged and be
+/// deleted and recomputed, turning this job's work into the other's. Judged
+/// on the headers of the newest level's files: refused when none of them is
+/// this job's and some are another job's. A few foreign files among this
+/// job's are damage, which resuming repairs.
+pub fn check_files_belong(dir: &CheckpointDir, manifest: &Manifest, fingerprint: u64) -> anyhow::Result<()> {
+    let newest = match &manifest.running {
+        Some(r) => r.from_level + 1,
+        None => manifest.levels.len() as u32 - 1,
+    };
+    let mut foreign = None;
+    for level in (1..=newest).rev().take(2) {
+        for chunk in 0..manifest.job.chunks {
+            let path = dir.chunk_path(level, chunk);
+            match cayley_shared::format::read_chunk_header(&path) {
+                Ok(h) if h.id.fingerprint == fingerprint => return Ok(()),
+                Ok(h) => foreign = foreign.or(Some((path, h.id.fingerprint))),
+                Err(_) => {}
+            }
+        }
+    }
+    match foreign {
+        Some((path, found)) => anyhow::bail!(
+            "{}: the level files belong to another job than manifest.json describes ({} has fingerprint {:016x}, the manifest {:016x}); was manifest.json copied from another checkpoint?",
+            dir.root().display(),
+            path.display(),
+            found,
+            fingerprint
+        ),
+        None => Ok(()),
+    }
+}

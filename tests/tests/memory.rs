@@ -1,0 +1,63 @@
+//! Bounded worker memory (issue 9): a worker whose budget is smaller than
+//! one level still computes the whole table, reads what does not fit again
+//! from the checkpoint, and its peak resident memory, as the kernel
+//! measures it, stays within the budget plus a fixed allowance.
+//!
+//! The table is checked against facts independent of this program: Loopover
+//! 2×6 has 12! states and diameter 14 (seed paper 002, Table 4; see
+//! tests/data/published.md).
+
+use cayley_tests::procs::{start_worker_with, wait_with_peak_rss, Coordinator};
+use std::time::Duration;
+
+const TOKEN: &str = "memory-test-token";
+const LONG: Duration = Duration::from_secs(600);
+/// 12!
+const STATES_2X6: u64 = 479_001_600;
+
+/// Memory a worker process has beyond its budget: the program, the async
+/// runtime and thread stacks, one output shard and one compressed frame in
+/// flight.
+const ALLOWANCE: u64 = 48 << 20;
+
+#[test]
+fn a_worker_smaller_than_a_level_finishes_within_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    // Unreduced: 132 shards of 453 KiB; a level is 57 MiB raw.
+    let coordinator = Coordinator::start(
+        dir.path(),
+        "loopover:2x6",
+        TOKEN,
+        &["--no-symmetry", "--shard-pieces", "2"],
+    );
+    // The low table (48 MiB) and cached transitions (26 MiB) come out of the
+    // budget, which leaves 38 MiB of shards: less than one level.
+    let budget: u64 = 112 << 20;
+    let worker = start_worker_with(
+        &coordinator.url,
+        TOKEN,
+        dir.path(),
+        2,
+        &["--memory", &budget.to_string()],
+    );
+    let (ok, peak) = wait_with_peak_rss(worker, LONG);
+    assert!(ok, "the worker failed");
+    let out = coordinator.out.clone();
+    let depths = coordinator.finish(LONG);
+    assert_eq!(depths.iter().sum::<u64>(), STATES_2X6);
+    assert_eq!(depths.len() - 1, 14, "seed 002, Table 4: diameter 14");
+    assert!(
+        peak <= budget + ALLOWANCE,
+        "peak RSS {} MiB exceeds the budget of {} MiB plus {} MiB",
+        peak >> 20,
+        budget >> 20,
+        ALLOWANCE >> 20
+    );
+    // What did not fit was read again: every dense level misses the cache.
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
+    let io = result["level_io"].as_array().unwrap();
+    let densest = (1..depths.len()).max_by_key(|&d| depths[d]).unwrap();
+    let level = &io[densest];
+    assert!(level["cache_hit_rate"].as_f64().unwrap() < 1.0, "{}", level);
+    assert!(level["bytes_read"].as_u64().unwrap() > 0, "{}", level);
+}

@@ -1,0 +1,243 @@
+//! Decompressed shards of the checkpoint, held within a byte budget.
+//!
+//! A task reads, for each of its target shards, the shard's sources (one
+//! per move) and its two earlier levels. Holding everything a worker ever
+//! read made a worker grow to whole levels; this cache keeps at most
+//! `budget` bytes and evicts in this order:
+//! 1. shards of levels no task will read again (below the running level
+//!    minus one),
+//! 2. the least recently used shard not in use by the running computation.
+//!
+//! Empty shards (popcount 0, known from a chunk's index) are never stored:
+//! sparse levels cost nothing here.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// `(level, shard)`.
+pub type ShardKey = (u32, u64);
+
+/// Counters of the cache's use, reset by the caller per task.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CacheStats {
+    /// Shards asked for.
+    pub lookups: u64,
+    /// Shards found in memory.
+    pub hits: u64,
+    /// Compressed bytes read from the checkpoint on misses.
+    pub bytes_read: u64,
+    /// Seconds spent reading and verifying missed shards.
+    pub load_seconds: f64,
+}
+
+struct Entry {
+    words: Arc<Vec<u64>>,
+    tick: u64,
+}
+
+/// The cache.
+pub struct ShardCache {
+    budget: u64,
+    used: u64,
+    /// Bytes of one shard.
+    shard_bytes: u64,
+    tick: u64,
+    /// Ticks below this are handed to low-priority entries (oldest first).
+    low_tick: u64,
+    entries: HashMap<ShardKey, Entry>,
+    /// Least recently used first.
+    order: BTreeMap<u64, ShardKey>,
+    /// Highest resident bytes seen.
+    pub peak: u64,
+    pub stats: CacheStats,
+}
+
+/// Ticks of ordinary use start here; low-priority inserts count down from it.
+const TICK_BASE: u64 = 1 << 62;
+
+impl ShardCache {
+    /// A cache of at most `budget` bytes of shards of `shard_bytes` each.
+    pub fn new(budget: u64, shard_bytes: u64) -> ShardCache {
+        ShardCache {
+            budget,
+            used: 0,
+            shard_bytes,
+            tick: TICK_BASE,
+            low_tick: TICK_BASE,
+            entries: HashMap::new(),
+            order: BTreeMap::new(),
+            peak: 0,
+            stats: CacheStats::default(),
+        }
+    }
+
+    /// Bytes held.
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// True when one more shard fits without evicting anything.
+    pub fn has_room(&self) -> bool {
+        self.used + self.shard_bytes <= self.budget
+    }
+
+    /// Number of shards held.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The shard `key`, from memory or from `load` (which reads it from the
+    /// checkpoint and returns its words and the compressed bytes read).
+    pub fn get<E>(
+        &mut self,
+        key: ShardKey,
+        load: impl FnOnce() -> Result<(Vec<u64>, u64), E>,
+    ) -> Result<Arc<Vec<u64>>, E> {
+        self.stats.lookups += 1;
+        self.tick += 1;
+        if let Some(entry) = self.entries.get_mut(&key) {
+            self.stats.hits += 1;
+            self.order.remove(&entry.tick);
+            entry.tick = self.tick;
+            self.order.insert(self.tick, key);
+            return Ok(entry.words.clone());
+        }
+        let started = std::time::Instant::now();
+        let (words, read) = load()?;
+        self.stats.load_seconds += started.elapsed().as_secs_f64();
+        self.stats.bytes_read += read;
+        let words = Arc::new(words);
+        self.insert_at(key, words.clone(), self.tick);
+        Ok(words)
+    }
+
+    /// Adds a shard the worker computed itself (the next level's input), as
+    /// the first candidate for eviction: it must not push out the running
+    /// level's sources, but if it stays, the next level finds it here.
+    pub fn offer(&mut self, key: ShardKey, words: Arc<Vec<u64>>) {
+        if self.entries.contains_key(&key) {
+            return;
+        }
+        self.low_tick -= 1;
+        let tick = self.low_tick;
+        // Only into free room: never evict for a low-priority entry.
+        if self.has_room() {
+            self.insert_at(key, words, tick);
+        }
+    }
+
+    /// Forgets one shard (it will not be read again).
+    pub fn remove(&mut self, key: ShardKey) {
+        if let Some(entry) = self.entries.remove(&key) {
+            self.order.remove(&entry.tick);
+            self.used -= self.shard_bytes;
+        }
+    }
+
+    /// Forgets every shard of levels below `level` (no task reads them again).
+    pub fn drop_levels_below(&mut self, level: u32) {
+        let dead: Vec<ShardKey> = self.entries.keys().filter(|k| k.0 < level).copied().collect();
+        for key in dead {
+            self.remove(key);
+        }
+    }
+
+    fn insert_at(&mut self, key: ShardKey, words: Arc<Vec<u64>>, tick: u64) {
+        self.make_room();
+        if self.used + self.shard_bytes > self.budget {
+            // Everything left is in use by the running computation; the
+            // caller still gets its shard, it is just not kept.
+            return;
+        }
+        self.used += self.shard_bytes;
+        self.peak = self.peak.max(self.used);
+        self.order.insert(tick, key);
+        self.entries.insert(key, Entry { words, tick });
+    }
+
+    /// Evicts least recently used shards not in use until one more fits.
+    fn make_room(&mut self) {
+        if self.used + self.shard_bytes <= self.budget {
+            return;
+        }
+        let mut victims = Vec::new();
+        let mut freed = 0u64;
+        for (&tick, key) in &self.order {
+            if self.used - freed + self.shard_bytes <= self.budget {
+                break;
+            }
+            // In use by the running task (or a pending write): keep it.
+            if Arc::strong_count(&self.entries[key].words) > 1 {
+                continue;
+            }
+            victims.push((tick, *key));
+            freed += self.shard_bytes;
+        }
+        for (tick, key) in victims {
+            self.order.remove(&tick);
+            self.entries.remove(&key);
+            self.used -= self.shard_bytes;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(v: u64) -> impl FnOnce() -> Result<(Vec<u64>, u64), ()> {
+        move || Ok((vec![v; 4], 10))
+    }
+
+    #[test]
+    fn stays_within_budget_and_evicts_least_recently_used() {
+        let mut cache = ShardCache::new(3 * 32, 32);
+        for s in 0..3 {
+            cache.get((1, s), load(s)).unwrap();
+        }
+        cache.get((1, 0), load(0)).unwrap(); // 0 is now the most recent
+        cache.get((1, 3), load(3)).unwrap(); // evicts 1, the least recent
+        assert_eq!(cache.len(), 3);
+        assert!(cache.used() <= 96);
+        let before = cache.stats;
+        cache.get((1, 0), load(0)).unwrap();
+        cache.get((1, 1), load(1)).unwrap();
+        assert_eq!(cache.stats.hits - before.hits, 1, "0 was kept, 1 was evicted");
+        assert_eq!(cache.stats.bytes_read - before.bytes_read, 10);
+        assert_eq!(cache.peak, 96);
+    }
+
+    #[test]
+    fn shards_in_use_are_not_evicted_and_overflow_is_not_kept() {
+        let mut cache = ShardCache::new(2 * 32, 32);
+        let a = cache.get((1, 0), load(0)).unwrap();
+        let b = cache.get((1, 1), load(1)).unwrap();
+        let c = cache.get((1, 2), load(2)).unwrap();
+        assert_eq!(*c, vec![2; 4]);
+        assert_eq!(cache.len(), 2, "nothing evictable: the third is returned, not kept");
+        drop((a, b));
+        cache.get((1, 3), load(3)).unwrap();
+        assert_eq!(cache.len(), 2);
+        assert!(cache.used() <= 64);
+    }
+
+    #[test]
+    fn own_outputs_only_take_free_room_and_go_first() {
+        let mut cache = ShardCache::new(3 * 32, 32);
+        cache.get((1, 0), load(0)).unwrap();
+        cache.offer((2, 9), Arc::new(vec![9; 4]));
+        cache.get((1, 1), load(1)).unwrap();
+        cache.get((1, 2), load(2)).unwrap(); // full: the offered shard goes first
+        assert!(!cache.entries.contains_key(&(2, 9)));
+        cache.offer((2, 8), Arc::new(vec![8; 4]));
+        assert!(!cache.entries.contains_key(&(2, 8)), "no room, nothing evicted for it");
+        cache.drop_levels_below(2);
+        assert!(cache.is_empty());
+        assert_eq!(cache.used(), 0);
+    }
+}
