@@ -74,7 +74,12 @@ fn main() -> anyhow::Result<()> {
         }
         total += found;
         println!("{:>3} {:>14} {:>9.4} {:>14}", depth, found, seconds, evaluations);
-        previous = std::mem::replace(&mut current, next);
+        // Workers pass every earlier level as "seen" when they hold it
+        // (their seen cache); so does this loop.
+        for (p, c) in previous.iter_mut().zip(&current) {
+            p.iter_mut().zip(c).for_each(|(p, c)| *p |= c);
+        }
+        current = next;
         // As the engine does: no level after the last state is found.
         if job.reachable_states == Some(total as u128) {
             break;
