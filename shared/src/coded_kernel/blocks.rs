@@ -13,9 +13,10 @@
 //! The direction is chosen per task. Top-down costs one evaluation per
 //! frontier state and move, known from the counts; bottom-up costs one per
 //! unseen state and move until a hit, and "unseen" includes every state
-//! found two or more levels ago, which never hits. So when top-down is not
-//! clearly cheaper, a few block groups are first computed bottom-up (their
-//! results are kept) and the rest follow the cheaper estimate.
+//! found two or more levels ago and not in `previous`, which never hits.
+//! So when top-down is not clearly cheaper, a few blocks are computed
+//! bottom-up to estimate its cost, and the whole shard follows the cheaper
+//! estimate.
 //! Blocks are processed in parallel in groups whose bits are whole words,
 //! so no two threads write one word and no atomics are needed.
 
@@ -44,8 +45,12 @@ const NO_SOURCE: u32 = u32::MAX;
 /// Bits per parallel group, at least (a group is whole blocks and whole words).
 const GROUP_BITS: usize = 1 << 14;
 
-/// Groups computed bottom-up to estimate its cost.
-const SAMPLE_GROUPS: usize = 4;
+/// Blocks computed bottom-up (and dropped) to estimate its cost. Sampling
+/// whole groups, whose results were kept, cost up to 60% of a level's
+/// top-down work on the corners: a group is 64 blocks there (2187-bit
+/// blocks align with words only every 64), and most unseen states of an
+/// early level probe every move without a hit.
+const SAMPLE_BLOCKS: usize = 32;
 
 /// Computes the task by blocks (see the module doc).
 pub(super) fn expand(task: &CodedTask, sources: &[u64], out: &mut [u64], on_unit: &(dyn Fn(u64) + Sync)) -> TaskStats {
@@ -72,30 +77,21 @@ pub(super) fn expand(task: &CodedTask, sources: &[u64], out: &mut [u64], on_unit
     };
     let unseen = unseen_in(0..out.len());
     let mut groups: Vec<(usize, &mut [u64])> = out.chunks_mut(group_words).enumerate().collect();
-    let mut stats = TaskStats::default();
+    let blocks = task.codec.shard_blocks() as usize;
+    let mut sampled = 0u64;
     // Bottom-up costs at least one evaluation per unseen state.
     let bottom_up = if unseen == 0 || top_down_cost <= unseen {
         false
-    } else if groups.len() < 4 * SAMPLE_GROUPS {
+    } else if blocks < 4 * SAMPLE_BLOCKS {
         unseen * task.moves.len() as u64 <= 2 * top_down_cost
     } else {
-        let n = groups.len();
-        let picks: Vec<usize> = (0..SAMPLE_GROUPS)
-            .map(|i| (2 * i + 1) * n / (2 * SAMPLE_GROUPS))
-            .collect();
-        let mut sample = Vec::new();
-        for &g in picks.iter().rev() {
-            sample.push(groups.remove(g));
-        }
-        let sampled_unseen: u64 = sample
-            .iter()
-            .map(|(g, chunk)| unseen_in(g * group_words..g * group_words + chunk.len()))
-            .sum();
-        stats = pass.run(&mut sample, true);
         // Estimated bottom-up cost of the whole shard against top-down's.
-        stats.evaluations as u128 * unseen as u128 <= top_down_cost as u128 * sampled_unseen.max(1) as u128
+        let (sampled_unseen, sampled_cost) = pass.sample_bottom_up(SAMPLE_BLOCKS);
+        sampled = sampled_cost;
+        sampled_cost as u128 * unseen as u128 <= top_down_cost as u128 * sampled_unseen.max(1) as u128
     };
-    stats = stats.plus(pass.run(&mut groups, bottom_up));
+    let mut stats = pass.run(&mut groups, bottom_up);
+    stats.evaluations += sampled;
     stats.found = pass.units.finish();
     stats
 }
@@ -112,6 +108,33 @@ struct Pass<'a> {
 }
 
 impl Pass<'_> {
+    /// Bottom-up over `count` evenly spread blocks, results dropped: the
+    /// unseen states there and the evaluations it took.
+    fn sample_bottom_up(&self, count: usize) -> (u64, u64) {
+        let w = self.task.codec.low().states();
+        let blocks = self.task.codec.shard_blocks() as usize;
+        let moves = self.task.moves.len();
+        (0..count)
+            .into_par_iter()
+            .map(|i| {
+                let b = (2 * i + 1) * blocks / (2 * count);
+                let mut scratch = Scratch::new(w, moves);
+                let row = &self.table[b * moves..(b + 1) * moves];
+                let live = scratch.select_sources(&self.occupied, row);
+                if !scratch.load_unseen(self.task, b * w) {
+                    return (0, 0);
+                }
+                let unseen = popcount(&scratch.unseen);
+                let cost = if live {
+                    scratch.bottom_up(self.task, self.sources, row)
+                } else {
+                    0
+                };
+                (unseen, cost)
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    }
+
     /// Computes `groups` in one direction.
     fn run(&self, groups: &mut [(usize, &mut [u64])], bottom_up: bool) -> TaskStats {
         let w = self.task.codec.low().states();
