@@ -159,7 +159,11 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
         let drained = async { while set.join_next().await.is_some() {} };
         let _ = tokio::time::timeout(Duration::from_secs(5), drained).await;
     }
-    let grace = if set.is_empty() { Duration::ZERO } else { Duration::from_secs(5) };
+    let grace = if set.is_empty() {
+        Duration::ZERO
+    } else {
+        Duration::from_secs(5)
+    };
     let state = running.shutdown(grace).await?;
     // The server is gone: a worker that has not heard the job is over (one
     // still building its tables, say) would only retry it for 10 s. Files

@@ -6,8 +6,8 @@
 //! estimate wins, as in the block kernel.
 
 use super::{CodedMove, CodedTask, State};
-use crate::task::TaskStats;
 use crate::space::CODED_UNIT_STATES;
+use crate::task::TaskStats;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
