@@ -1,7 +1,7 @@
 //! Command-line interface definitions.
 
 use cayley_shared::checkpoint::KeepLevels;
-use cayley_shared::puzzle::{job_spec_with, Metric};
+use cayley_shared::puzzle::{job_spec_with, Metric, TwsOptions};
 use cayley_shared::resources::parse_size;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -52,6 +52,22 @@ pub struct PuzzleArgs {
     /// written (no inverses added); distances are word lengths of positive words.
     #[arg(long)]
     pub directed: bool,
+    /// tws: files only: keep only these moves, as twsearch's --moves does (`U` keeps U, U2
+    /// and U'; `R2` keeps R2 alone).
+    #[arg(long, value_name = "MOVES")]
+    pub moves: Option<String>,
+    /// tws: files only: leave out these sets (comma-separated names).
+    #[arg(long, value_name = "SETS")]
+    pub omit: Option<String>,
+    /// tws: files only: leave out the center sets (names starting `ce`), as twsearch does.
+    #[arg(long)]
+    pub nocenters: bool,
+    /// tws: files only: leave out the corner sets (names like `c?r…`), as twsearch does.
+    #[arg(long)]
+    pub nocorners: bool,
+    /// tws: files only: leave out the edge sets (names starting `ed`), as twsearch does.
+    #[arg(long)]
+    pub noedges: bool,
     /// Search every state instead of one per class of symmetric states (by default a
     /// puzzle with symmetries, such as Loopover, is reduced by them when that pays).
     #[arg(long)]
@@ -69,7 +85,23 @@ pub struct PuzzleArgs {
 impl PuzzleArgs {
     /// The job's spec string: the puzzle, with its tracked pieces if any.
     pub fn spec(&self) -> String {
-        job_spec_with(&self.puzzle, self.directed, self.no_symmetry, self.track.as_deref())
+        let options = TwsOptions {
+            moves: self
+                .moves
+                .as_ref()
+                .map(|m| m.split(',').map(|s| s.trim().to_string()).collect()),
+            omit: self
+                .omit
+                .iter()
+                .flat_map(|o| o.split(','))
+                .map(|s| s.trim().to_string())
+                .collect(),
+            no_centers: self.nocenters,
+            no_corners: self.nocorners,
+            no_edges: self.noedges,
+        };
+        let puzzle = format!("{}{}", self.puzzle.trim(), options.suffix());
+        job_spec_with(&puzzle, self.directed, self.no_symmetry, self.track.as_deref())
     }
 }
 

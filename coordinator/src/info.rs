@@ -2,10 +2,11 @@
 
 use crate::cli::{InfoArgs, PuzzleArgs};
 use cayley_shared::checkpoint::KeepLevels;
-use cayley_shared::group::group_order_exact;
+use cayley_shared::group::{order_of_points, puzzle_group_order};
 use cayley_shared::job::Job;
-use cayley_shared::puzzle::{parse_puzzle, Puzzle};
-use cayley_shared::rank::MAX_RANKED_POINTS;
+use cayley_shared::puzzle::{
+    parse_puzzle, split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError,
+};
 use cayley_shared::resources::{default_budget, human_bytes, requirements};
 use cayley_shared::space::Space;
 use std::path::Path;
@@ -30,7 +31,14 @@ fn refuse_shard_pieces_when_reduced(job: &Job, args: &PuzzleArgs) -> anyhow::Res
 }
 
 pub fn info(args: InfoArgs) -> anyhow::Result<()> {
-    let puzzle = parse_puzzle(&args.puzzle.spec(), args.puzzle.metric)?;
+    let spec = args.puzzle.spec();
+    let puzzle = match parse_puzzle(&spec, args.puzzle.metric) {
+        Ok(puzzle) => puzzle,
+        Err(SpecError::TooManyPoints { points, max, .. }) => {
+            return info_group_only(&spec, args.puzzle.metric, points, max)
+        }
+        Err(e) => return Err(e.into()),
+    };
     let p = &puzzle;
     println!("puzzle       {} ({} metric)", p.spec, p.metric);
     println!("slots        {}", p.slots);
@@ -57,20 +65,19 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
         println!("graph        directed: depth = length of the shortest word from solved");
     }
     // Exact at any size, so puzzles too large to search still get their order.
-    let (generators, points) = p.point_generators();
-    let order = group_order_exact(points, &generators);
+    let order = puzzle_group_order(p);
     println!("group order  {}", order);
     if let Some(reachable) = p.reachable_states.filter(|&r| Some(r) != order.to_u128()) {
         println!("reachable    {}", reachable);
     }
-    let searchable = p.coding.is_some() || p.slots <= MAX_RANKED_POINTS;
     let job = match Job::new(puzzle, args.puzzle.shard_pieces) {
         Ok(job) => {
             refuse_shard_pieces_when_reduced(&job, &args.puzzle)?;
             job.with_chunk_shards(args.puzzle.chunk_shards)
         }
-        // Too large: the group part above is the answer.
-        Err(e) if !searchable => {
+        // Without a shard plan asked for, only size stops the planning: the
+        // group part above is the answer.
+        Err(e) if args.puzzle.shard_pieces.is_none() => {
             println!("search       {:#}", e);
             return Ok(());
         }
@@ -85,6 +92,32 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
     print_plan(&job);
     let dir = args.checkpoint_dir.clone().unwrap_or_else(|| ".".into());
     print_resources(&job, args.memory, &dir);
+    Ok(())
+}
+
+/// A `.tws` definition too large to build as a puzzle: its generators'
+/// names and the group order on its points.
+fn info_group_only(spec: &str, metric: Metric, points: usize, max: usize) -> anyhow::Result<()> {
+    let (rest, _) = strip_no_symmetry(spec);
+    let (base, _, _) = split_options(&rest);
+    let args = base.split_once(':').map_or("", |(_, a)| a);
+    let group = tws_point_group(base, args, metric)?;
+    let gens: Vec<Vec<u16>> = group.generators.iter().map(|(_, g)| g.clone()).collect();
+    let names: Vec<&str> = group.generators.iter().map(|(n, _)| n.as_str()).collect();
+    println!("puzzle       {} ({} metric)", spec, metric);
+    println!("points       {} (positions × orientations)", points);
+    println!("generators   {}: {}", names.len(), names.join(" "));
+    if !group.rotations.is_empty() {
+        println!(
+            "rotations    {} (not generators, as in twsearch)",
+            group.rotations.join(" ")
+        );
+    }
+    println!(
+        "group order  {}",
+        order_of_points(group.degree, &gens, &group.piece_len)
+    );
+    println!("search       {} points; puzzles are built with at most {}", points, max);
     Ok(())
 }
 

@@ -245,7 +245,7 @@ pub fn save_manifest(dir: &CheckpointDir, manifest: &Manifest) -> anyhow::Result
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(&bytes)?;
-        f.sync_all()?;
+        cayley_shared::format::sync_file(&f)?;
         std::fs::rename(&tmp, &path)?;
         cayley_shared::format::sync_parent_dir(&path)
     };
@@ -305,8 +305,7 @@ impl Journal {
     /// Makes every appended record durable.
     pub fn sync(&mut self) -> anyhow::Result<()> {
         if self.unsynced {
-            self.file
-                .sync_data()
+            cayley_shared::format::sync_file(&self.file)
                 .with_context(|| format!("cannot write {}", self.path.display()))?;
             self.unsynced = false;
         }

@@ -36,6 +36,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             (checkpoint, None)
         }
         None => {
+            // Deleted after success: no fsyncs (see `set_durable`).
+            cayley_shared::format::set_durable(false);
             let temp = tempfile::Builder::new()
                 .prefix("cayley-checkpoint-")
                 .tempdir_in(&scratch)?;

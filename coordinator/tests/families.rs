@@ -165,7 +165,7 @@ fn malformed_files_are_refused_with_file_and_line() {
             "Set P 3 1\nSolved\nP\n1 2 3\nEnd\nMove A\nP\n1 1 2\nEnd\n",
             ":8: move A: set P is not a permutation",
         ),
-        ("tws", "Set P 3 1\nIllegal\n", ":2: unsupported keyword 'Illegal'"),
+        ("tws", "Set P 3 1\nIllegal\n", ":2: 'Illegal' is not supported"),
         (
             "tws",
             "Set P 3 1\nSolved\nP\n1 2 3\nEnd\nMove A\nP\n2 1\nEnd\n",
@@ -180,4 +180,50 @@ fn malformed_files_are_refused_with_file_and_line() {
             assert_refused(&[command, &spec], &[&path, needle]);
         }
     }
+}
+
+#[test]
+fn info_gives_the_group_of_files_beyond_256_points() {
+    // 100 pieces with 3 orientations (300 points): a 100-cycle, a swap and
+    // a twist of piece 1 generate Z_3 ≀ S_100, of order 3^100 · 100!.
+    let cycle: Vec<String> = (0..100).map(|i| ((i + 99) % 100 + 1).to_string()).collect();
+    let mut swap: Vec<String> = (1..=100).map(|i| i.to_string()).collect();
+    swap.swap(0, 1);
+    let plain: Vec<String> = (1..=100).map(|i| i.to_string()).collect();
+    let mut twist = vec!["0"; 100];
+    twist[0] = "1";
+    let text = format!(
+        "Name Big\nSet P 100 3\nSolved\nEnd\nMove C\nP\n{}\nEnd\nMove S\nP\n{}\nEnd\nMove T\nP\n{}\n{}\nEnd\n",
+        cycle.join(" "),
+        swap.join(" "),
+        plain.join(" "),
+        twist.join(" ")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec_file(dir.path(), "tws", "big.tws", &text);
+    let expected = (0..100).fold(cayley_shared::bignat::BigNat::factorial(100), |acc, _| acc.times(3));
+    let o = cayley(&["info", &spec]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains(&format!("group order  {}\n", expected)), "{}", out);
+    assert!(out.contains("points       300"), "{}", out);
+    assert!(out.contains("search       300 points"), "{}", out);
+}
+
+#[test]
+fn tws_options_and_refusals_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "Set C 2 1\nSet E 3 1\nSolved\nEnd\nMove A\nC\n2 1\nE\n2 3 1\nEnd\nMove B\nE\n2 1 3\nEnd\n";
+    let spec = spec_file(dir.path(), "tws", "two.tws", text);
+    // --moves A: one generator; --omit E: the sets left are C, moved by A alone.
+    let o = cayley(&["info", &spec, "--moves", "A"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("group order  6\n"), "{}", stdout(&o));
+    let o = cayley(&["info", &spec, "--omit", "E"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("group order  2\n"), "{}", stdout(&o));
+    assert_refused(&["info", &spec, "--moves", "Z"], &["--moves: no move named 'Z'"]);
+    assert_refused(&["info", "loopover:3x3", "--moves", "R1+1"], &["apply to tws: files"]);
+    let illegal = spec_file(dir.path(), "tws", "illegal.tws", &format!("{}Illegal E 1 2\n", text));
+    assert_refused(&["info", &illegal], &["illegal.tws:15: 'Illegal' is not supported"]);
 }

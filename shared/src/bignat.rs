@@ -74,6 +74,25 @@ impl BigNat {
         self.trim();
     }
 
+    /// `self · other`.
+    pub fn product(&self, other: &BigNat) -> BigNat {
+        let mut out = BigNat::zero();
+        for (i, &limb) in other.limbs.iter().enumerate() {
+            let mut shifted = self.times(limb);
+            if !shifted.is_zero() {
+                shifted.limbs.splice(0..0, std::iter::repeat_n(0, i));
+            }
+            out += &shifted;
+        }
+        out
+    }
+
+    /// `self / d` when `d` divides `self` exactly (`d > 0`).
+    pub fn divided_exactly(&self, d: u64) -> Option<BigNat> {
+        let mut q = self.clone();
+        (q.div_rem_small(d) == 0).then_some(q)
+    }
+
     /// Divides in place by a small divisor and returns the remainder.
     fn div_rem_small(&mut self, d: u64) -> u64 {
         let mut rem: u128 = 0;
@@ -179,5 +198,15 @@ mod tests {
         b.add_product(&a, 3);
         assert_eq!(b.to_string(), "1020847100762815390390123822295304634368");
         assert_eq!(format!("{:>5}", BigNat::from(42u64)), "   42");
+    }
+
+    #[test]
+    fn products_and_exact_division() {
+        // 64! = 30! · (31 · … · 64), across several limbs.
+        let tail = (31..=64).fold(BigNat::one(), |acc, k| acc.times(k));
+        assert_eq!(BigNat::factorial(30).product(&tail), BigNat::factorial(64));
+        assert_eq!(BigNat::factorial(64).divided_exactly(64), Some(BigNat::factorial(63)));
+        assert_eq!(BigNat::factorial(10).divided_exactly(11), None);
+        assert!(BigNat::zero().product(&tail).is_zero());
     }
 }

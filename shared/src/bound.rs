@@ -29,7 +29,7 @@
 //! (tests/tests/bounds.rs checks both readings).
 
 use crate::bignat::BigNat;
-use crate::group::group_order_exact;
+use crate::group::puzzle_group_order;
 use crate::perm::Perm;
 use crate::puzzle::Puzzle;
 use std::collections::{HashMap, HashSet};
@@ -62,8 +62,8 @@ pub fn puzzle_bound(puzzle: &Puzzle) -> Result<CountingBound, BoundError> {
     if puzzle.moves.iter().any(|m| m.guard.is_some()) {
         return Err(BoundError::Guarded(puzzle.spec.clone()));
     }
-    let (generators, points) = puzzle.point_generators();
-    let order = group_order_exact(points, &generators);
+    let (generators, _) = puzzle.point_generators();
+    let order = puzzle_group_order(puzzle);
     let states = match &puzzle.coding {
         None => puzzle.reachable_states.map_or(order, BigNat::from),
         Some(_) => order

@@ -7,18 +7,29 @@
 //! of every slot's content. This module ranks such states perfectly.
 //!
 //! Digits, most significant first:
-//! 1. one per class, in class order: which of the slots still free in the
-//!    class's orbit the class occupies, as a combination rank (colex). For a
-//!    class of one piece that is a Lehmer digit, so tracking pieces ranks
-//!    their partial permutation; the last class of an orbit has one choice.
-//! 2. one per oriented slot: its twist. When every move keeps an orbit's
-//!    twist sum, the twist of the orbit's last slot follows from the others
-//!    and is not ranked (3⁷ instead of 3⁸ for a cube's corners).
+//! 1. one per class and slot orbit, in class order: which of the slots still
+//!    free in the orbit the class occupies, as a combination rank (colex).
+//!    For a class of one piece that is a Lehmer digit, so tracking pieces
+//!    ranks their partial permutation; the last class of an orbit has one
+//!    choice.
+//! 2. the twists of each oriented slot orbit ([`twists`]). When every move
+//!    keeps an orbit's twist sum, the twist of the orbit's last slot follows
+//!    from the others (3⁷ instead of 3⁸ for a cube's corners). Orbits whose
+//!    pieces all keep their orientation come last, as the **low part**.
 //!
-//! The **shard** is the first `k` class digits: where the first `k` classes
-//! sit. A move maps slot sets to slot sets, so every state of a target shard
-//! has its predecessors under one move in one source shard, exactly as with
-//! the block layout, and a task is still `(level, shard)`.
+//! A rank is `block · W + low`: the low part (`W` values) is the twists of
+//! whole orbits, which a move maps through one table row whatever the rest
+//! of the state is, and the **block** is everything else, which a move maps
+//! as a whole to one block. The **shard** is the first `k` class digits:
+//! where the first `k` classes sit. A move maps slot sets to slot sets, so
+//! every state of a target shard has its predecessors under one move in one
+//! source shard, exactly as with the block layout, and a task is still
+//! `(level, shard)`.
+
+mod twists;
+
+pub use twists::LowTables;
+use twists::{order_for_low_part, unrank_low, TwistKind, TwistOrbit};
 
 /// Shards are sized to hold at most this many bits when `k` is automatic.
 const TARGET_SHARD_BITS: u64 = (crate::layout::TARGET_SHARD_BYTES as u64) * 8;
@@ -39,17 +50,6 @@ struct ClassDigit {
     radix: u64,
 }
 
-/// One orbit whose last slot's twist is implied by the others.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct ImpliedTwist {
-    slot: u8,
-    /// The orbit's other oriented slots.
-    others: u64,
-    modulus: u8,
-    /// Twist sum of the orbit in the solved state (mod `modulus`).
-    total: u8,
-}
-
 /// A perfect ranking of coded states and its shard plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Codec {
@@ -57,13 +57,17 @@ pub struct Codec {
     /// Number of class ids (`max class + 1`).
     class_count: usize,
     classes: Vec<ClassDigit>,
-    /// Ranked twist digits: (slot, modulus), in rank order.
-    twists: Vec<(u8, u8)>,
-    implied: Vec<ImpliedTwist>,
+    /// Twist digits of each oriented orbit, in rank order.
+    twists: Vec<TwistOrbit>,
+    /// Index in `twists` of the first orbit of the low part.
+    first_low: usize,
+    /// Classes whose orientation is ignored (indexed by class, 256 long).
+    wild: Vec<bool>,
+    low: LowTables,
     /// Class digits in the shard key (`k`).
     pub shard_classes: usize,
-    /// States (ranks) per shard.
-    shard_states: u64,
+    /// Blocks per shard.
+    shard_blocks: u64,
     /// Number of shards.
     shards: u64,
     binomials: Binomials,
@@ -77,7 +81,10 @@ pub struct CodecInput<'a> {
     pub solved_twists: &'a [u8],
     /// Orientation modulus of each slot (1 = no orientation).
     pub modulus: &'a [u8],
-    /// Slot permutation and twist of every move (twist empty = none).
+    /// Classes whose orientation is ignored (indexed by class; empty = none).
+    pub wild: &'a [bool],
+    /// Slot permutation and twist of every move (twist empty = none), in
+    /// the order of the puzzle's moves: the low tables are indexed so.
     pub moves: Vec<(&'a [u8], &'a [u8])>,
 }
 
@@ -106,74 +113,33 @@ impl Codec {
         let binomials = Binomials::new();
         let orbits = slot_orbits(n, &input.moves);
         let class_count = input.solved_cells.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
-        let mut classes = Vec::new();
-        let mut free_in_orbit: Vec<u32> = orbits.iter().map(|o| o.count_ones()).collect();
-        let mut log_states = 0f64;
-        for class in 0..class_count {
-            let mask = (0..n)
-                .filter(|&s| input.solved_cells[s] as usize == class)
-                .fold(0u64, |m, s| m | 1 << s);
-            // Moves keep pieces in their orbit, so a class spread over several
-            // orbits has a fixed count in each: one digit per orbit.
-            for (o, &orbit) in orbits.iter().enumerate().filter(|(_, &o)| o & mask != 0) {
-                let count = (mask & orbit).count_ones();
-                let radix = binomials.get(free_in_orbit[o], count);
-                free_in_orbit[o] -= count;
-                log_states += (radix as f64).log2();
-                classes.push(ClassDigit {
-                    class: class as u8,
-                    count,
-                    orbit,
-                    radix,
-                });
-            }
-        }
-        let mut twists = Vec::new();
-        let mut implied = Vec::new();
-        for &orbit in &orbits {
-            let oriented: Vec<u8> = (0..n as u8)
-                .filter(|&s| orbit >> s & 1 == 1 && input.modulus[s as usize] > 1)
-                .collect();
-            let Some(&last) = oriented.last() else { continue };
-            let modulus = input.modulus[last as usize];
-            let keeps_sum = input.moves.iter().all(|(_, twist)| {
-                twist.is_empty()
-                    || oriented.iter().map(|&s| twist[s as usize] as u32).sum::<u32>() % modulus as u32 == 0
-            });
-            let ranked = if keeps_sum {
-                &oriented[..oriented.len() - 1]
-            } else {
-                &oriented[..]
-            };
-            twists.extend(ranked.iter().map(|&s| (s, modulus)));
-            log_states += ranked.len() as f64 * (modulus as f64).log2();
-            if keeps_sum {
-                let total = oriented
-                    .iter()
-                    .map(|&s| input.solved_twists[s as usize] as u32)
-                    .sum::<u32>()
-                    % modulus as u32;
-                implied.push(ImpliedTwist {
-                    slot: last,
-                    others: ranked.iter().fold(0u64, |m, &s| m | 1 << s),
-                    modulus,
-                    total: total as u8,
-                });
-            }
-        }
+        let mut wild = vec![false; 256];
+        wild[..input.wild.len()].copy_from_slice(input.wild);
+        let classes = class_digits(input.solved_cells, &orbits, &binomials);
+        let twists = twist_orbits(input, &orbits, &wild);
+        let log_states: f64 = classes
+            .iter()
+            .map(|c| c.radix)
+            .chain(twists.iter().map(|t| t.radix))
+            .map(|r| (r as f64).log2())
+            .sum();
         if log_states >= 63.0 {
             return Err(CodecError::TooManyStates {
                 states: log_states.exp2(),
             });
         }
+        let (twists, first_low) = order_for_low_part(twists);
+        let low = LowTables::build(n, &twists[first_low..], &input.moves);
         let mut codec = Codec {
             slots: n,
             class_count,
             classes,
             twists,
-            implied,
+            first_low,
+            wild,
+            low,
             shard_classes: 0,
-            shard_states: 0,
+            shard_blocks: 0,
             shards: 0,
             binomials,
         };
@@ -183,7 +149,7 @@ impl Codec {
             Some(k) => codec.set_shard_classes(k),
             None => {
                 codec.set_shard_classes(0);
-                while codec.shard_classes < max && codec.shard_states > TARGET_SHARD_BITS {
+                while codec.shard_classes < max && codec.shard_states() > TARGET_SHARD_BITS {
                     codec.set_shard_classes(codec.shard_classes + 1);
                 }
             }
@@ -194,8 +160,8 @@ impl Codec {
     fn set_shard_classes(&mut self, k: usize) {
         self.shard_classes = k;
         self.shards = self.classes[..k].iter().map(|c| c.radix).product();
-        self.shard_states = self.classes[k..].iter().map(|c| c.radix).product::<u64>()
-            * self.twists.iter().map(|&(_, m)| m as u64).product::<u64>();
+        self.shard_blocks = self.classes[k..].iter().map(|c| c.radix).product::<u64>()
+            * self.twists[..self.first_low].iter().map(|t| t.radix).product::<u64>();
     }
 
     /// Number of slots.
@@ -205,7 +171,7 @@ impl Codec {
 
     /// Number of ranks (states, reachable or not).
     pub fn states(&self) -> u128 {
-        self.shards as u128 * self.shard_states as u128
+        self.shards as u128 * self.shard_states() as u128
     }
 
     /// Number of shards.
@@ -215,7 +181,17 @@ impl Codec {
 
     /// Ranks per shard.
     pub fn shard_states(&self) -> u64 {
-        self.shard_states
+        self.shard_blocks * self.low.states() as u64
+    }
+
+    /// Blocks per shard.
+    pub fn shard_blocks(&self) -> u64 {
+        self.shard_blocks
+    }
+
+    /// The low part's tables; `states()` is `W`, the ranks per block.
+    pub fn low(&self) -> &LowTables {
+        &self.low
     }
 
     /// Number of class digits (the largest shard key).
@@ -233,6 +209,16 @@ impl Codec {
     /// profiles).
     #[inline]
     pub fn rank_with(&self, cells: &[u8], twists: &[u8], masks: &mut [u64; MAX_CODED_SLOTS]) -> u64 {
+        let block = self.rank_block(cells, twists, masks);
+        self.twists[self.first_low..]
+            .iter()
+            .fold(block, |r, t| t.rank(r, cells, twists, &self.wild))
+    }
+
+    /// The block of a state: every digit but the low part. Reads the twists
+    /// of the block part's slots only.
+    #[inline]
+    pub fn rank_block(&self, cells: &[u8], twists: &[u8], masks: &mut [u64; MAX_CODED_SLOTS]) -> u64 {
         masks[..self.class_count].fill(0);
         for (slot, &class) in cells[..self.slots].iter().enumerate() {
             masks[class as usize] |= 1 << slot;
@@ -245,10 +231,9 @@ impl Codec {
             taken |= mask;
             rank = rank * digit.radix + self.combination_rank(mask, free);
         }
-        for &(slot, modulus) in &self.twists {
-            rank = rank * modulus as u64 + twists[slot as usize] as u64;
-        }
-        rank
+        self.twists[..self.first_low]
+            .iter()
+            .fold(rank, |r, t| t.rank(r, cells, twists, &self.wild))
     }
 
     /// Colex rank of the slots `mask` among the slots `free`.
@@ -272,26 +257,24 @@ impl Codec {
 
     /// The state with rank `rank`, written into `cells` and `twists` (both
     /// `slots` long).
-    pub fn unrank(&self, mut rank: u64, cells: &mut [u8], twists: &mut [u8]) {
-        twists[..self.slots].fill(0);
-        for &(slot, modulus) in self.twists.iter().rev() {
-            twists[slot as usize] = (rank % modulus as u64) as u8;
-            rank /= modulus as u64;
-        }
-        for implied in &self.implied {
-            let mut sum = 0u32;
-            let mut bits = implied.others;
-            while bits != 0 {
-                sum += twists[bits.trailing_zeros() as usize] as u32;
-                bits &= bits - 1;
-            }
-            let m = implied.modulus as u32;
-            twists[implied.slot as usize] = ((implied.total as u32 + m * 64 - sum) % m) as u8;
+    pub fn unrank(&self, rank: u64, cells: &mut [u8], twists: &mut [u8]) {
+        let w = self.low.states() as u64;
+        self.unrank_block(rank / w, cells, twists);
+        unrank_low(&self.twists[self.first_low..], rank % w, cells, twists, &self.wild);
+    }
+
+    /// The classes of every slot and the twists of the block part's slots
+    /// of block `block` (other twists are left as they are).
+    pub fn unrank_block(&self, mut block: u64, cells: &mut [u8], twists: &mut [u8]) {
+        let mut twist_values = [0u64; MAX_CODED_SLOTS];
+        for (value, orbit) in twist_values.iter_mut().zip(&self.twists[..self.first_low]).rev() {
+            *value = block % orbit.radix;
+            block /= orbit.radix;
         }
         let mut values = [0u64; MAX_CODED_SLOTS];
         for (value, digit) in values.iter_mut().zip(&self.classes).rev() {
-            *value = rank % digit.radix;
-            rank /= digit.radix;
+            *value = block % digit.radix;
+            block /= digit.radix;
         }
         let mut taken = 0u64;
         for (digit, &value) in self.classes.iter().zip(&values) {
@@ -303,6 +286,10 @@ impl Codec {
                 cells[bits.trailing_zeros() as usize] = digit.class;
                 bits &= bits - 1;
             }
+        }
+        // Wild orbits read the classes, so twists come after them.
+        for (orbit, &value) in self.twists[..self.first_low].iter().zip(&twist_values) {
+            orbit.unrank(value, cells, twists, &self.wild);
         }
     }
 
@@ -329,7 +316,7 @@ impl Codec {
     /// Shard and index inside the shard of a rank.
     #[inline]
     pub fn split(&self, rank: u64) -> (u64, u64) {
-        (rank / self.shard_states, rank % self.shard_states)
+        (rank / self.shard_states(), rank % self.shard_states())
     }
 
     /// The slot sets of the shard key's classes for `shard`.
@@ -364,6 +351,75 @@ impl Codec {
         }
         shard
     }
+}
+
+/// One digit per class and orbit the class occupies, in class order.
+fn class_digits(solved_cells: &[u8], orbits: &[u64], binomials: &Binomials) -> Vec<ClassDigit> {
+    let class_count = solved_cells.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+    let mut free_in_orbit: Vec<u32> = orbits.iter().map(|o| o.count_ones()).collect();
+    let mut classes = Vec::new();
+    for class in 0..class_count {
+        let mask = (0..solved_cells.len())
+            .filter(|&s| solved_cells[s] as usize == class)
+            .fold(0u64, |m, s| m | 1 << s);
+        // Moves keep pieces in their orbit, so a class spread over several
+        // orbits has a fixed count in each: one digit per orbit.
+        for (o, &orbit) in orbits.iter().enumerate().filter(|(_, &o)| o & mask != 0) {
+            let count = (mask & orbit).count_ones();
+            let radix = binomials.get(free_in_orbit[o], count);
+            free_in_orbit[o] -= count;
+            classes.push(ClassDigit {
+                class: class as u8,
+                count,
+                orbit,
+                radix,
+            });
+        }
+    }
+    classes
+}
+
+/// The twist digits of every orbit with oriented slots, in orbit order.
+fn twist_orbits(input: &CodecInput, orbits: &[u64], wild: &[bool]) -> Vec<TwistOrbit> {
+    let n = input.solved_cells.len();
+    let mut out = Vec::new();
+    for &orbit in orbits {
+        let slots: Vec<u8> = (0..n as u8)
+            .filter(|&s| orbit >> s & 1 == 1 && input.modulus[s as usize] > 1)
+            .collect();
+        let Some(&last) = slots.last() else { continue };
+        let modulus = input.modulus[last as usize];
+        let m = modulus as u64;
+        let wild_pieces = slots
+            .iter()
+            .filter(|&&s| wild[input.solved_cells[s as usize] as usize])
+            .count();
+        let keeps_sum = input.moves.iter().all(|(_, twist)| {
+            twist.is_empty() || slots.iter().map(|&s| twist[s as usize] as u32).sum::<u32>() % modulus as u32 == 0
+        });
+        let (kind, digits) = if wild_pieces > 0 {
+            let pieces = (slots.len() - wild_pieces) as u32;
+            (TwistKind::Wild { pieces }, pieces)
+        } else if keeps_sum {
+            let total = slots
+                .iter()
+                .map(|&s| input.solved_twists[s as usize] as u32)
+                .sum::<u32>()
+                % modulus as u32;
+            (TwistKind::KeptSum { total: total as u8 }, slots.len() as u32 - 1)
+        } else {
+            (TwistKind::Free, slots.len() as u32)
+        };
+        // An orbit without digits (one oriented slot keeping its twist, or
+        // only wild pieces) still writes its twists when unranked.
+        out.push(TwistOrbit {
+            slots,
+            modulus,
+            kind,
+            radix: m.saturating_pow(digits),
+        });
+    }
+    out
 }
 
 /// The orbits of the group the moves generate on slots, as masks.

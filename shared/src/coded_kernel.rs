@@ -1,23 +1,30 @@
 //! The BFS kernel for coded states (identical or oriented pieces): the same
-//! task `(level d, target shard B)` as [`crate::kernel`], computed state by
-//! state with [`Codec`] ranking instead of block tables.
+//! task `(level d, target shard B)` as [`crate::kernel`].
 //!
 //! Under a move `m`, the predecessors of every state of `B` lie in one
-//! source shard (the key classes' slots mapped back by `m⁻¹`). Top-down
-//! walks the frontier of each source shard once, unranking each state once
-//! for all the moves that share that source; bottom-up walks the unseen
-//! states of `B` and stops probing a state at its first predecessor in
-//! `F_d`. The cheaper estimate wins, as in the block kernel.
+//! source shard (the key classes' slots mapped back by `m⁻¹`). Two ways to
+//! compute the task, chosen by the codec's low part (see [`crate::codec`]):
+//! - [`blocks`] when the low part is large: a move maps a whole block to one
+//!   block and its low indices through one table row, so the inner loop is
+//!   table lookups and bit tests, as in the block layout's kernel;
+//! - [`states`] otherwise (tracked pieces without orientation): state by
+//!   state, ranking and unranking in the inner loop.
+//!
+//! Every read of `F_d` goes through [`CodedTask::frontier_of`].
+
+mod bitrange;
+mod blocks;
+mod states;
 
 use crate::codec::{Codec, MAX_CODED_SLOTS};
 use crate::puzzle::{Move, Puzzle};
-use crate::space::CODED_UNIT_STATES;
 use crate::task::{SourceBits, TaskStats};
-use rayon::prelude::*;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
-/// Words per parallel unit (one progress unit).
-const UNIT_WORDS: usize = (CODED_UNIT_STATES / 64) as usize;
+/// Smallest low part for which the table kernel beats the state kernel:
+/// with fewer low states per block, its per-block work (one source block
+/// per move, for every block of the shard whatever the frontier) dominates.
+const MIN_TABLE_LOW_STATES: usize = 64;
 
 /// One move in the form the kernel applies it.
 struct CodedMove {
@@ -29,12 +36,16 @@ struct CodedMove {
     guard: Option<(u8, u8)>,
 }
 
-/// The moves of a coded puzzle and their inverses.
+/// The moves of a coded puzzle and their inverses, in the puzzle's order
+/// (the codec's low tables are indexed the same way).
 pub struct CodedMoves {
     modulus: Vec<u8>,
     oriented: bool,
     forward: Vec<CodedMove>,
     inverse: Vec<CodedMove>,
+    /// Source block of every (block, move) pair of a shard, per shard, kept
+    /// across levels while they fit [`BLOCK_CACHE_BYTES`].
+    block_cache: Mutex<blocks::BlockCache>,
 }
 
 impl CodedMoves {
@@ -66,6 +77,7 @@ impl CodedMoves {
             modulus,
             forward,
             inverse,
+            block_cache: Mutex::new(blocks::BlockCache::default()),
         }
     }
 
@@ -103,7 +115,7 @@ impl CodedMoves {
             .collect()
     }
 
-    /// Writes `mv(cells, twists)` into `out`.
+    /// Writes `mv(state)` into `out`.
     #[inline]
     fn apply(&self, mv: &CodedMove, state: &State, out: &mut State) {
         let n = mv.to.len();
@@ -158,153 +170,21 @@ pub struct CodedTask<'a> {
 }
 
 impl CodedTask<'_> {
-    fn rank_in(&self, state: &mut State) -> (u64, u64) {
-        self.codec
-            .split(self.codec.rank_with(&state.cells, &state.twists, &mut state.masks))
-    }
-
-    fn unrank_into(&self, shard: u64, index: u64, state: &mut State) {
-        let rank = shard * self.codec.shard_states() + index;
-        self.codec.unrank(rank, &mut state.cells, &mut state.twists);
-    }
-
+    /// The words of `F_d` of a source shard: the only access to source bits.
     fn frontier_of(&self, shard: u64) -> &[u64] {
         self.sources.get(shard)
     }
 }
 
 /// Computes `F_{d+1}(B)` into `out` (fully overwritten); `on_unit` gets the
-/// states found per unit of [`CODED_UNIT_STATES`].
+/// states found per unit of [`crate::space::CODED_UNIT_STATES`] (as many
+/// calls as the shard has units).
 pub fn expand_coded(task: &CodedTask, out: &mut [u64], on_unit: &(dyn Fn(u64) + Sync)) -> TaskStats {
-    let states = task.codec.shard_states();
     let sources = task.moves.source_shards(task.codec, task.shard);
-    let mut unseen: Vec<u64> = task.previous.iter().zip(task.current).map(|(p, c)| !(p | c)).collect();
-    if states % 64 != 0 {
-        *unseen.last_mut().expect("a shard has states") &= (1u64 << (states % 64)) - 1;
-    }
-    let unseen_count = crate::bits::popcount(&unseen);
-    let frontier_count: u64 = sources
-        .iter()
-        .map(|&s| crate::bits::popcount(task.frontier_of(s)))
-        .sum();
-    let pass = Pass {
-        task,
-        sources: &sources,
-        unseen: &unseen,
-        on_unit,
-    };
-    let mut stats = if unseen_count == 0 || frontier_count == 0 {
-        out.fill(0);
-        TaskStats::default()
-    } else if unseen_count * task.moves.len() as u64 <= 2 * frontier_count {
-        bottom_up(&pass, out)
+    let table_kernel = task.codec.low().states() >= MIN_TABLE_LOW_STATES && task.codec.shard_blocks() < u32::MAX as u64;
+    if table_kernel {
+        blocks::expand(task, &sources, out, on_unit)
     } else {
-        top_down(&pass, out)
-    };
-    stats.found = crate::bits::popcount(out);
-    stats
-}
-
-/// One direction's inputs: the task, each move's source shard, the unseen
-/// states of the target shard and the progress callback.
-struct Pass<'a> {
-    task: &'a CodedTask<'a>,
-    sources: &'a [u64],
-    unseen: &'a [u64],
-    on_unit: &'a (dyn Fn(u64) + Sync),
-}
-
-fn bottom_up(pass: &Pass, out: &mut [u64]) -> TaskStats {
-    let (task, sources, unseen) = (pass.task, pass.sources, pass.unseen);
-    let evaluations = AtomicU64::new(0);
-    out.par_chunks_mut(UNIT_WORDS).enumerate().for_each(|(unit, chunk)| {
-        let mut y = State::new();
-        let mut x = State::new();
-        let mut probes = 0u64;
-        for (i, word) in chunk.iter_mut().enumerate() {
-            let w = unit * UNIT_WORDS + i;
-            let mut bits = unseen[w];
-            let mut hits = 0u64;
-            while bits != 0 {
-                let b = bits.trailing_zeros();
-                bits &= bits - 1;
-                task.unrank_into(task.shard, (w * 64) as u64 + b as u64, &mut y);
-                for (inv, &src) in task.moves.inverse.iter().zip(sources) {
-                    task.moves.apply(inv, &y, &mut x);
-                    probes += 1;
-                    if !x.allows(inv) {
-                        continue;
-                    }
-                    let (xs, xi) = task.rank_in(&mut x);
-                    debug_assert_eq!(xs, src);
-                    if task.frontier_of(xs)[(xi / 64) as usize] >> (xi % 64) & 1 == 1 {
-                        hits |= 1 << b;
-                        break;
-                    }
-                }
-            }
-            *word = hits;
-        }
-        evaluations.fetch_add(probes, Ordering::Relaxed);
-        (pass.on_unit)(crate::bits::popcount(chunk));
-    });
-    TaskStats {
-        evaluations: evaluations.into_inner(),
-        bottom_up_blocks: 1,
-        ..TaskStats::default()
-    }
-}
-
-fn top_down(pass: &Pass, out: &mut [u64]) -> TaskStats {
-    let task = pass.task;
-    let marks: Vec<AtomicU64> = (0..out.len()).map(|_| AtomicU64::new(0)).collect();
-    let mut distinct: Vec<u64> = pass.sources.to_vec();
-    distinct.sort_unstable();
-    distinct.dedup();
-    let evaluations = AtomicU64::new(0);
-    for &src in &distinct {
-        let moves: Vec<&CodedMove> = task
-            .moves
-            .forward
-            .iter()
-            .zip(pass.sources)
-            .filter(|(_, &s)| s == src)
-            .map(|(m, _)| m)
-            .collect();
-        task.frontier_of(src)
-            .par_chunks(UNIT_WORDS)
-            .enumerate()
-            .for_each(|(unit, chunk)| {
-                let mut x = State::new();
-                let mut y = State::new();
-                let mut applied = 0u64;
-                for (i, &word) in chunk.iter().enumerate() {
-                    let mut bits = word;
-                    while bits != 0 {
-                        let b = bits.trailing_zeros();
-                        bits &= bits - 1;
-                        task.unrank_into(src, ((unit * UNIT_WORDS + i) * 64) as u64 + b as u64, &mut x);
-                        for mv in moves.iter().filter(|mv| x.allows(mv)) {
-                            task.moves.apply(mv, &x, &mut y);
-                            applied += 1;
-                            let (ys, yi) = task.rank_in(&mut y);
-                            debug_assert_eq!(ys, task.shard);
-                            marks[(yi / 64) as usize].fetch_or(1 << (yi % 64), Ordering::Relaxed);
-                        }
-                    }
-                }
-                evaluations.fetch_add(applied, Ordering::Relaxed);
-            });
-    }
-    for ((o, mark), &u) in out.iter_mut().zip(marks).zip(pass.unseen) {
-        *o = mark.into_inner() & u;
-    }
-    for chunk in out.chunks(UNIT_WORDS) {
-        (pass.on_unit)(crate::bits::popcount(chunk));
-    }
-    TaskStats {
-        evaluations: evaluations.into_inner(),
-        top_down_blocks: 1,
-        ..TaskStats::default()
+        states::expand(task, &sources, out, on_unit)
     }
 }

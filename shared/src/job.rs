@@ -3,7 +3,7 @@
 
 use crate::chunking::Chunking;
 use crate::codec::{Codec, CodecInput};
-use crate::group::{group_order, tuple_orbit_size};
+use crate::group::{puzzle_group_order, tuple_orbit_size};
 use crate::layout::{Layout, LayoutError, DEFAULT_LOW_PIECES, TARGET_SHARD_BYTES};
 use crate::puzzle::Puzzle;
 use crate::reduced::ReducedSpace;
@@ -58,8 +58,7 @@ impl Job {
             (None, None) => Space::Blocks(plan_blocks(&puzzle, shard_pieces)?),
             (Some(_), _) => Space::Coded(plan_codec(&puzzle, shard_pieces)?),
         };
-        let (generators, points) = puzzle.point_generators();
-        let group_order = group_order(points, &generators);
+        let group_order = puzzle_group_order(&puzzle).to_u128().unwrap_or(u128::MAX);
         let reachable_states = match &puzzle.coding {
             None => Some(puzzle.reachable_states.unwrap_or(group_order)),
             Some(_) => coded_reachable(&puzzle, group_order),
@@ -168,6 +167,7 @@ fn plan_codec(puzzle: &Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Co
         solved_cells: &puzzle.solved[..n],
         solved_twists: &puzzle.solved[n..],
         modulus: &coding.modulus,
+        wild: &coding.wild,
         moves: puzzle.moves.iter().map(|m| (m.perm.images(), &m.twist[..])).collect(),
     };
     Codec::plan(&input, shard_pieces).map_err(|e| anyhow::anyhow!("'{}' cannot be searched: {}", puzzle.spec, e))
@@ -184,7 +184,9 @@ pub fn coded_reachable(puzzle: &Puzzle, group_order: u128) -> Option<u128> {
     let n = puzzle.slots;
     let cells = &puzzle.solved[..n];
     let size = |class: u8| cells.iter().filter(|&&c| c == class).count();
-    if cells.iter().all(|&c| size(c) == 1) {
+    // Pieces ignoring their orientation (`?`) make positions fewer than
+    // group elements: counted by searching.
+    if cells.iter().all(|&c| size(c) == 1) && coding.wild.is_empty() {
         return Some(group_order);
     }
     if coding.has_orientation() || !puzzle.guarded_pieces().is_empty() {

@@ -14,8 +14,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-/// `(level, shard)`.
+/// `(level, shard)`; a level with [`SEEN`] set names the union of the
+/// shard's levels below it instead.
 pub type ShardKey = (u32, u64);
+
+/// Tag of a key's level for `F_0(B) ∪ … ∪ F_{L-1}(B)`, the "seen" set a
+/// task of level `L` may use in place of `F_{L-1}(B)`.
+const SEEN: u32 = 1 << 31;
 
 /// Counters of the cache's use, reset by the caller per task.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -139,9 +144,30 @@ impl ShardCache {
         }
     }
 
-    /// Forgets every shard of levels below `level` (no task reads them again).
+    /// Takes out the union of `shard`'s levels below `below`, if held.
+    pub fn take_seen(&mut self, below: u32, shard: u64) -> Option<Vec<u64>> {
+        let entry = self.entries.remove(&(SEEN | below, shard))?;
+        self.order.remove(&entry.tick);
+        self.used -= self.shard_bytes;
+        Some(Arc::try_unwrap(entry.words).unwrap_or_else(|shared| (*shared).clone()))
+    }
+
+    /// Keeps the union of `shard`'s levels below `below` if there is free
+    /// room, as the first candidate for eviction (it only saves work).
+    pub fn offer_seen(&mut self, below: u32, shard: u64, words: Vec<u64>) {
+        self.offer((SEEN | below, shard), Arc::new(words));
+    }
+
+    /// Forgets every shard of levels below `level`, which no task reads
+    /// again, and the unions a task of level `level` or earlier would use
+    /// (tasks run from level `level + 1` on).
     pub fn drop_levels_below(&mut self, level: u32) {
-        let dead: Vec<ShardKey> = self.entries.keys().filter(|k| k.0 < level).copied().collect();
+        let dead: Vec<ShardKey> = self
+            .entries
+            .keys()
+            .filter(|&&(l, _)| if l & SEEN != 0 { l & !SEEN <= level } else { l < level })
+            .copied()
+            .collect();
         for key in dead {
             self.remove(key);
         }
@@ -237,6 +263,22 @@ mod tests {
         cache.offer((2, 8), Arc::new(vec![8; 4]));
         assert!(!cache.entries.contains_key(&(2, 8)), "no room, nothing evicted for it");
         cache.drop_levels_below(2);
+        assert!(cache.is_empty());
+        assert_eq!(cache.used(), 0);
+    }
+
+    #[test]
+    fn seen_unions_are_taken_once_and_dropped_with_their_level() {
+        let mut cache = ShardCache::new(3 * 32, 32);
+        cache.offer_seen(3, 5, vec![7; 4]);
+        cache.offer_seen(4, 5, vec![8; 4]);
+        assert_eq!(cache.take_seen(3, 5), Some(vec![7; 4]));
+        assert_eq!(cache.take_seen(3, 5), None, "taken out");
+        assert_eq!(cache.take_seen(3, 6), None);
+        cache.get((3, 1), load(1)).unwrap();
+        cache.drop_levels_below(3); // tasks of level 4 on: (3, _) stays
+        assert_eq!(cache.len(), 2);
+        cache.drop_levels_below(4);
         assert!(cache.is_empty());
         assert_eq!(cache.used(), 0);
     }

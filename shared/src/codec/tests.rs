@@ -7,6 +7,7 @@ fn codec(cells: &[u8], twists: &[u8], modulus: &[u8], moves: &[(Vec<u8>, Vec<u8>
         solved_cells: cells,
         solved_twists: twists,
         modulus,
+        wild: &[],
         moves: moves.iter().map(|(p, t)| (&p[..], &t[..])).collect(),
     };
     Codec::plan(&input, k).unwrap()
@@ -106,6 +107,7 @@ fn refuses_what_cannot_be_ranked() {
         solved_cells: &cells,
         solved_twists: &[0; 30],
         modulus: &[1; 30],
+        wild: &[],
         moves: moves.iter().map(|(p, t)| (&p[..], &t[..])).collect(),
     };
     assert!(matches!(
@@ -116,6 +118,7 @@ fn refuses_what_cannot_be_ranked() {
         solved_cells: &cells[..4],
         solved_twists: &[0; 4],
         modulus: &[1; 4],
+        wild: &[],
         moves: vec![],
     };
     assert!(Codec::plan(&small, Some(5)).is_err());

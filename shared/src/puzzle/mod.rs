@@ -22,6 +22,7 @@ pub use spec::{
     strip_no_symmetry, SpecError, DIRECTED_FLAG, NO_SYMMETRY_FLAG,
 };
 pub use track::{split_track, TRACK_SEPARATOR, UNTRACKED_LABEL};
+pub use tws::{split_tws_args, tws_file, tws_point_group, PointGroup, TwsOptions};
 
 use crate::perm::Perm;
 use serde::{Deserialize, Serialize};
@@ -155,12 +156,21 @@ pub struct Coding {
     pub class_labels: Vec<String>,
     /// Orientation modulus of each slot (1 = the slot has no orientation).
     pub modulus: Vec<u8>,
+    /// Classes whose orientation is ignored (`?` in a `.tws` Solved block),
+    /// indexed by class; empty when there are none. Their slots' twists
+    /// are kept at 0.
+    pub wild: Vec<bool>,
 }
 
 impl Coding {
     /// True when some slot has an orientation.
     pub fn has_orientation(&self) -> bool {
         self.modulus.iter().any(|&m| m > 1)
+    }
+
+    /// True when the pieces of `class` ignore their orientation.
+    pub fn is_wild(&self, class: u8) -> bool {
+        self.wild.get(class as usize).copied().unwrap_or(false)
     }
 }
 
@@ -244,7 +254,11 @@ impl Puzzle {
                     let to = m.perm[s] as usize;
                     next[to] = state[s];
                     let twist = state[n + s] + m.twist.get(s).copied().unwrap_or(0);
-                    next[n + to] = twist % coding.modulus[to];
+                    next[n + to] = if coding.is_wild(state[s]) {
+                        0
+                    } else {
+                        twist % coding.modulus[to]
+                    };
                 }
                 Some(next)
             }

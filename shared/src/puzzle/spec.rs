@@ -32,6 +32,10 @@ pub enum SpecError {
     TooManySlots { spec: String, slots: usize, max: usize },
     #[error("bad argument in '{spec}': {why}")]
     BadArgument { spec: String, why: String },
+    /// A definition too large to build as a puzzle; its group can still be
+    /// computed (`cayley info`).
+    #[error("'{spec}' has {points} points (pieces × orientations); puzzles are built with at most {max}")]
+    TooManyPoints { spec: String, points: usize, max: usize },
     /// A puzzle file that cannot be read or parsed; `line` is 1-based.
     #[error("{path}{}: {why}", line_suffix(.line))]
     BadFile {
@@ -73,7 +77,7 @@ pub fn spec_file_text(spec: &str) -> Result<Option<String>, SpecError> {
     let (spec, _, _) = split_options(&spec);
     match spec.split_once(':') {
         Some((family, path)) if matches!(family.to_ascii_lowercase().as_str(), "perm" | "tws") => {
-            super::perm_file::read_spec_file(spec, path).map(Some)
+            super::perm_file::read_spec_file(spec, super::tws::tws_file(path)).map(Some)
         }
         _ => Ok(None),
     }
@@ -155,6 +159,12 @@ fn parse_family(spec: &str, metric: Metric, file_text: Option<&str>, directed: b
         });
     }
     let (family, args) = spec.split_once(':').unwrap_or((spec, ""));
+    if !family.eq_ignore_ascii_case("tws") && args.contains(" --") {
+        return Err(SpecError::BadArgument {
+            spec: spec.to_string(),
+            why: "options after the puzzle (--moves, --omit, --nocenters, ...) apply to tws: files".into(),
+        });
+    }
     match family.to_ascii_lowercase().as_str() {
         "loopover" => {
             let (rows, cols) = parse_board(spec, args, "loopover:3x3", "Loopover", MAX_POINTS)?;

@@ -115,6 +115,7 @@ impl Puzzle {
             coding: Some(Coding {
                 class_labels,
                 modulus: vec![1; self.slots],
+                wild: Vec::new(),
             }),
             // Symmetry reduction needs distinct pieces.
             symmetries: Vec::new(),

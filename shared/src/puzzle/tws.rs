@@ -1,108 +1,111 @@
-//! twsearch / ksolve puzzle definitions (`tws:FILE`).
+//! twsearch / ksolve puzzle definitions (`tws:FILE`, with options after the
+//! file name, see [`options`]).
 //!
-//! Supported: `Name`, `Set NAME PIECES ORIENTATIONS`, one `Solved … End`
-//! block and `Move NAME … End` blocks; `#` starts a comment. Inside a block
-//! each set name line is followed by its permutation line (1-based) and
-//! optionally an orientation line; a set left out of a move is unchanged. As
-//! in twsearch, a move's permutation line says, for each position, which
-//! position's content comes to it, and its orientation line says, for each
-//! position, the twist added to the piece that *leaves* it.
-//!
-//! Every move becomes a permutation of points `(position, orientation)`,
-//! `PIECES · ORIENTATIONS` points per set. That action is faithful, so the
-//! group's order on those points is exactly the number of positions when the
-//! pieces are distinct (no division needed: the solved state's stabiliser is
-//! trivial). Definitions without orientation or identical pieces become
-//! plain permutation puzzles; the others become coded puzzles (one slot per
-//! position, moves with twists, one class per distinct piece number of the
-//! Solved block), ranked by [`crate::codec`].
+//! [`parse`] reads the file, [`moves`] turns its moves and move sequences
+//! into permutations of `(position, orientation)` points. Definitions
+//! without orientation or identical pieces become plain permutation
+//! puzzles; the others become coded puzzles (one slot per position, moves
+//! with twists, one class per distinct piece number of the Solved block,
+//! `?` orientations as classes whose twist is ignored), ranked by
+//! [`crate::codec`]. Definitions of more than 256 points cannot be built as
+//! puzzles, but [`tws_point_group`] still gives their group for `cayley
+//! info`.
 //!
 //! Metric: `mtm` (default, as in twsearch) makes every power of a move one
 //! move (`U`, `U2`, `U'`); `stm` keeps each move and its inverse.
 
+mod moves;
+mod options;
+mod parse;
+
+pub use options::{split_tws_args, TwsOptions};
+
 use super::perm_file::read_spec_file;
 use super::{Coding, Metric, Move, Puzzle, SpecError};
 use crate::perm::Perm;
+use parse::{parse, Definition, SetDef};
 
-/// Points are stored as bytes.
+/// Points are stored as bytes in a puzzle.
 const MAX_POINTS: usize = 256;
 
-/// A `Set` line.
-struct SetDef {
-    name: String,
-    pieces: usize,
-    orientations: usize,
+/// A `.tws` definition's group: its generators on `(position, orientation)`
+/// points, each position's points one piece.
+pub struct PointGroup {
+    pub degree: usize,
+    /// Generator names and point permutations.
+    pub generators: Vec<(String, Vec<u16>)>,
+    /// Points of each piece (the set's orientations), in point order.
+    pub piece_len: Vec<u16>,
+    /// Moves named as rotations, which are not generators (see [`moves`]).
+    pub rotations: Vec<String>,
 }
 
-/// One set's part of a position: `perm[j]` = the 0-based piece in position
-/// `j` (in a move: the position whose content comes to `j`) and the
-/// orientation line.
-#[derive(Clone)]
-struct SetPos {
-    perm: Vec<usize>,
-    ori: Vec<usize>,
+/// Reads `args` (the file, then options) unless `text` is given, and
+/// builds the puzzle; `spec` is what the user typed.
+pub fn tws_puzzle(spec: &str, args: &str, metric: Metric, text: Option<&str>) -> Result<Puzzle, SpecError> {
+    let (path, options) = split_tws_args(spec, args)?;
+    let text = match text {
+        Some(t) => t.to_string(),
+        None => read_spec_file(spec, &path)?,
+    };
+    from_text(spec, &path, &text, metric, &options)
 }
 
-/// A `Move` block.
-struct BaseMove {
-    name: String,
-    line: usize,
-    sets: Vec<SetPos>,
+/// The group of a `.tws` spec, at any number of points.
+pub fn tws_point_group(spec: &str, args: &str, metric: Metric) -> Result<PointGroup, SpecError> {
+    let (path, options) = split_tws_args(spec, args)?;
+    let text = read_spec_file(spec, &path)?;
+    let def = parse(&path, &text, &options)?;
+    Ok(PointGroup {
+        degree: def.sets.iter().map(|s| s.pieces * s.orientations).sum(),
+        generators: moves::generators(&path, &def, metric, options.moves.as_deref(), options.omits_any())?,
+        piece_len: piece_lengths(&def.sets),
+        rotations: def
+            .moves
+            .iter()
+            .map(|m| &m.name)
+            .chain(def.sequences.iter().map(|s| &s.name))
+            .filter(|n| moves::is_rotation(n))
+            .cloned()
+            .collect(),
+    })
 }
 
-/// A parsed file.
-struct Definition {
-    sets: Vec<SetDef>,
-    solved: Vec<SetPos>,
-    moves: Vec<BaseMove>,
-}
-
-/// Non-empty lines as (line number, tokens), comments removed.
-type Lines<'a> = [(usize, Vec<&'a str>)];
-
-/// Reads `path` (unless its `text` is given) and builds the puzzle; `spec`
-/// is what the user typed.
-pub fn tws_puzzle(spec: &str, path: &str, metric: Metric, text: Option<&str>) -> Result<Puzzle, SpecError> {
-    match text {
-        Some(t) => from_text(spec, path, t, metric),
-        None => from_text(spec, path, &read_spec_file(spec, path)?, metric),
-    }
+/// The file name in a `tws:` argument (options stripped).
+pub fn tws_file(args: &str) -> &str {
+    args.split(" --").next().unwrap_or("").trim()
 }
 
 /// Builds the puzzle from the text of file `path`.
-fn from_text(spec: &str, path: &str, text: &str, metric: Metric) -> Result<Puzzle, SpecError> {
-    let def = parse(path, text)?;
-    let bad = |line: Option<usize>, why: String| SpecError::BadFile {
-        path: path.to_string(),
-        line,
-        why,
-    };
+fn from_text(spec: &str, path: &str, text: &str, metric: Metric, options: &TwsOptions) -> Result<Puzzle, SpecError> {
+    let def = parse(path, text, options)?;
     let degree: usize = def.sets.iter().map(|s| s.pieces * s.orientations).sum();
     if degree > MAX_POINTS {
-        return Err(bad(
-            None,
-            format!(
-                "{} points (pieces × orientations); at most {} are supported",
-                degree, MAX_POINTS
-            ),
-        ));
+        return Err(SpecError::TooManyPoints {
+            spec: spec.to_string(),
+            points: degree,
+            max: MAX_POINTS,
+        });
     }
-    let mut moves: Vec<Move> = Vec::new();
-    for base in &def.moves {
-        let g = point_perm(&def.sets, &base.sets);
-        if g.is_identity() {
-            return Err(bad(Some(base.line), format!("move {} changes nothing", base.name)));
-        }
-        for (name, perm) in metric_moves(&base.name, &g, metric) {
-            if !moves.iter().any(|m| m.perm == perm) {
-                moves.push(Move::unguarded(name, perm));
-            }
-        }
+    let gens = moves::generators(path, &def, metric, options.moves.as_deref(), options.omits_any())?;
+    let moves: Vec<Move> = gens
+        .into_iter()
+        .map(|(name, images)| {
+            let perm = Perm::from_images(images.into_iter().map(|x| x as u8).collect()).expect("moves permute points");
+            Move::unguarded(name, perm)
+        })
+        .collect();
+    if moves.is_empty() {
+        return Err(SpecError::BadFile {
+            path: path.to_string(),
+            line: None,
+            why: "no move is left (every move was left out or changes nothing)".into(),
+        });
     }
     let identical = def.solved.iter().any(|pos| !is_permutation(&pos.perm));
     let oriented = def.sets.iter().any(|s| s.orientations > 1);
     if identical || oriented {
-        return Ok(coded_puzzle(spec, metric, &def, moves));
+        return coded_puzzle(spec, path, metric, &def, moves);
     }
     let mut puzzle = Puzzle::permutation(spec, metric, moves, point_labels(&def.sets));
     puzzle.solved = solved_slots(&def);
@@ -110,9 +113,16 @@ fn from_text(spec: &str, path: &str, text: &str, metric: Metric) -> Result<Puzzl
 }
 
 /// A definition with identical or oriented pieces as a coded puzzle: one
-/// slot per position, moves as slot permutations with twists, and one class
-/// per distinct (set, piece number) of the Solved block.
-fn coded_puzzle(spec: &str, metric: Metric, def: &Definition, point_moves: Vec<Move>) -> Puzzle {
+/// slot per position, moves as slot permutations with twists, one class
+/// per distinct (set, piece number) of the Solved block, wild when its
+/// orientation there is `?`.
+fn coded_puzzle(
+    spec: &str,
+    path: &str,
+    metric: Metric,
+    def: &Definition,
+    point_moves: Vec<Move>,
+) -> Result<Puzzle, SpecError> {
     let slots: usize = def.sets.iter().map(|s| s.pieces).sum();
     // (first point, orientations) of every slot, in point order.
     let slot_points: Vec<(usize, usize)> = def
@@ -153,22 +163,40 @@ fn coded_puzzle(spec: &str, metric: Metric, def: &Definition, point_moves: Vec<M
     let single = def.sets.len() == 1;
     let mut class_labels: Vec<String> = Vec::new();
     let mut class_keys: Vec<(usize, usize)> = Vec::new();
+    let mut wild: Vec<bool> = Vec::new();
     let mut solved = vec![0u8; 2 * slots];
     let mut slot = 0;
     for (i, (set, pos)) in def.sets.iter().zip(&def.solved).enumerate() {
-        for (&piece, &ori) in pos.perm.iter().zip(&pos.ori) {
-            let class = class_keys.iter().position(|&k| k == (i, piece)).unwrap_or_else(|| {
-                class_keys.push((i, piece));
-                let set_name = if single { "" } else { set.name.as_str() };
-                class_labels.push(format!("{}{}", set_name, piece + 1));
-                class_keys.len() - 1
-            });
+        for (j, &piece) in pos.perm.iter().enumerate() {
+            // An orientation is only ignored where there is one.
+            let is_wild = pos.ori[j].is_none() && set.orientations > 1;
+            let class = match class_keys.iter().position(|&k| k == (i, piece)) {
+                Some(c) if wild[c] != is_wild => {
+                    return Err(SpecError::BadFile {
+                        path: path.to_string(),
+                        line: Some(pos.line),
+                        why: format!(
+                            "set {}: identical pieces {} must all have '?' orientation or none",
+                            set.name,
+                            piece + 1
+                        ),
+                    })
+                }
+                Some(c) => c,
+                None => {
+                    class_keys.push((i, piece));
+                    let set_name = if single { "" } else { set.name.as_str() };
+                    class_labels.push(format!("{}{}", set_name, piece + 1));
+                    wild.push(is_wild);
+                    class_keys.len() - 1
+                }
+            };
             solved[slot] = class as u8;
-            solved[slots + slot] = ori as u8;
+            solved[slots + slot] = pos.twist(j) as u8;
             slot += 1;
         }
     }
-    Puzzle {
+    Ok(Puzzle {
         spec: spec.to_string(),
         metric,
         slots,
@@ -180,57 +208,17 @@ fn coded_puzzle(spec: &str, metric: Metric, def: &Definition, point_moves: Vec<M
         coding: Some(Coding {
             class_labels,
             modulus: slot_points.iter().map(|&(_, k)| k as u8).collect(),
+            wild: if wild.contains(&true) { wild } else { Vec::new() },
         }),
         symmetries: Vec::new(),
-    }
+    })
 }
 
-/// A base move's moves under `metric`, named as twsearch names powers.
-fn metric_moves(name: &str, g: &Perm, metric: Metric) -> Vec<(String, Perm)> {
-    let mut powers = vec![g.clone()];
-    loop {
-        let next = g.after(powers.last().expect("starts with g"));
-        if next.is_identity() {
-            break;
-        }
-        powers.push(next);
-    }
-    let order = powers.len() as i64 + 1;
-    let named = powers.into_iter().enumerate().map(|(j, perm)| {
-        // Power j+1 is written the short way round: U2, or U' for U^(order-1).
-        let mut twist = j as i64 + 1;
-        if order - twist < twist {
-            twist -= order;
-        }
-        let amount = if twist.abs() == 1 {
-            String::new()
-        } else {
-            twist.abs().to_string()
-        };
-        let prime = if twist < 0 { "'" } else { "" };
-        (twist, (format!("{}{}{}", name, amount, prime), perm))
-    });
-    match metric {
-        Metric::Mtm => named.map(|(_, m)| m).collect(),
-        Metric::Stm => named.filter(|(t, _)| t.abs() == 1).map(|(_, m)| m).collect(),
-    }
-}
-
-/// The move as a permutation of `(position, orientation)` points.
-fn point_perm(sets: &[SetDef], pos: &[SetPos]) -> Perm {
-    let degree: usize = sets.iter().map(|s| s.pieces * s.orientations).sum();
-    let mut images = vec![0u8; degree];
-    let mut offset = 0;
-    for (set, p) in sets.iter().zip(pos) {
-        let k = set.orientations;
-        for (to, &from) in p.perm.iter().enumerate() {
-            for a in 0..k {
-                images[offset + from * k + a] = (offset + to * k + (a + p.ori[from]) % k) as u8;
-            }
-        }
-        offset += set.pieces * k;
-    }
-    Perm::from_images(images).expect("moves were checked to be permutations")
+/// Points of each piece, in point order.
+fn piece_lengths(sets: &[SetDef]) -> Vec<u16> {
+    sets.iter()
+        .flat_map(|s| std::iter::repeat_n(s.orientations as u16, s.pieces))
+        .collect()
 }
 
 /// Solved state of a definition without orientation or identical pieces, in
@@ -272,266 +260,6 @@ fn is_permutation(values: &[usize]) -> bool {
     values
         .iter()
         .all(|&v| v < values.len() && !std::mem::replace(&mut seen[v], true))
-}
-
-/// Parses the whole file.
-fn parse(path: &str, text: &str) -> Result<Definition, SpecError> {
-    let lines: Vec<(usize, Vec<&str>)> = text
-        .lines()
-        .enumerate()
-        .map(|(i, raw)| (i + 1, raw.split('#').next().unwrap_or("").split_whitespace().collect()))
-        .filter(|(_, toks): &(usize, Vec<&str>)| !toks.is_empty())
-        .collect();
-    let bad = |line: usize, why: String| SpecError::BadFile {
-        path: path.to_string(),
-        line: Some(line),
-        why,
-    };
-    let mut sets: Vec<SetDef> = Vec::new();
-    let mut solved: Option<Vec<SetPos>> = None;
-    let mut moves: Vec<BaseMove> = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let (line, toks) = (lines[i].0, &lines[i].1);
-        i += 1;
-        let arity = |n: usize, usage: &str| {
-            if toks.len() == n {
-                Ok(())
-            } else {
-                Err(bad(line, format!("expected '{}'", usage)))
-            }
-        };
-        match toks[0] {
-            "Name" => {
-                arity(2, "Name NAME")?;
-                if !sets.is_empty() {
-                    return Err(bad(line, "Name must come before the sets".into()));
-                }
-            }
-            "Set" => {
-                arity(4, "Set NAME PIECES ORIENTATIONS")?;
-                if solved.is_some() {
-                    return Err(bad(line, "Set must come before Solved and the moves".into()));
-                }
-                if sets.iter().any(|s| s.name == toks[1]) {
-                    return Err(bad(line, format!("set {} is declared twice", toks[1])));
-                }
-                let count = |t: &str, what: &str| match t.parse::<usize>() {
-                    Ok(n) if (1..=MAX_POINTS).contains(&n) => Ok(n),
-                    _ => Err(bad(
-                        line,
-                        format!("{} must be a number from 1 to {}, not '{}'", what, MAX_POINTS, t),
-                    )),
-                };
-                sets.push(SetDef {
-                    name: toks[1].to_string(),
-                    pieces: count(toks[2], "the number of pieces")?,
-                    orientations: count(toks[3], "the number of orientations")?,
-                });
-            }
-            "Solved" => {
-                arity(1, "Solved")?;
-                if sets.is_empty() || solved.is_some() {
-                    return Err(bad(line, "one Solved block must follow the Set lines".into()));
-                }
-                let (pos, next) = read_block(path, &lines, i, &sets, None)?;
-                solved = Some(pos);
-                i = next;
-            }
-            "Move" => {
-                arity(2, "Move NAME")?;
-                if solved.is_none() {
-                    return Err(bad(line, "Move blocks must follow the Solved block".into()));
-                }
-                if let Some(m) = moves.iter().find(|m| m.name == toks[1]) {
-                    return Err(bad(
-                        line,
-                        format!("move {} is already defined on line {}", toks[1], m.line),
-                    ));
-                }
-                let (pos, next) = read_block(path, &lines, i, &sets, Some(toks[1]))?;
-                moves.push(BaseMove {
-                    name: toks[1].to_string(),
-                    line,
-                    sets: pos,
-                });
-                i = next;
-            }
-            "End" => return Err(bad(line, "End without an open Solved or Move block".into())),
-            other => {
-                return Err(bad(
-                    line,
-                    format!(
-                        "unsupported keyword '{}' (this reader knows Name, Set, Solved, Move and End)",
-                        other
-                    ),
-                ))
-            }
-        }
-    }
-    let missing = |why: &str| SpecError::BadFile {
-        path: path.to_string(),
-        line: None,
-        why: why.to_string(),
-    };
-    let solved = solved.ok_or_else(|| missing("no Solved block (an empty file?)"))?;
-    if moves.is_empty() {
-        return Err(missing("no Move blocks"));
-    }
-    Ok(Definition { sets, solved, moves })
-}
-
-/// Reads a block body from `lines[start]` through its `End`; `move_name` is
-/// `None` for `Solved`. Returns the position of every set and the index of
-/// the line after `End`.
-fn read_block(
-    path: &str,
-    lines: &Lines,
-    start: usize,
-    sets: &[SetDef],
-    move_name: Option<&str>,
-) -> Result<(Vec<SetPos>, usize), SpecError> {
-    let bad = |line: usize, why: String| SpecError::BadFile {
-        path: path.to_string(),
-        line: Some(line),
-        why,
-    };
-    let block = move_name.map_or("the Solved block".to_string(), |m| format!("move {}", m));
-    let mut given: Vec<Option<SetPos>> = vec![None; sets.len()];
-    // The set being read: its index, the line naming it, its number lines.
-    let mut current: Option<(usize, usize, Vec<Vec<usize>>)> = None;
-    let mut i = start;
-    loop {
-        let Some((line, toks)) = lines.get(i) else {
-            let opened = lines[start - 1].0;
-            return Err(bad(opened, format!("{} has no End", block)));
-        };
-        let (line, toks) = (*line, toks);
-        i += 1;
-        let is_end = toks[0] == "End";
-        let is_numbers = toks[0].starts_with(|c: char| c.is_ascii_digit());
-        if is_numbers {
-            let Some((s, _, rows)) = current.as_mut() else {
-                return Err(bad(line, format!("numbers before a set name in {}", block)));
-            };
-            let set = &sets[*s];
-            if rows.len() == 2 {
-                return Err(bad(
-                    line,
-                    format!("set {} takes at most two lines (permutation, orientations)", set.name),
-                ));
-            }
-            if toks.len() != set.pieces {
-                return Err(bad(
-                    line,
-                    format!(
-                        "set {} has {} pieces but this line has {} numbers",
-                        set.name,
-                        set.pieces,
-                        toks.len()
-                    ),
-                ));
-            }
-            let row = if rows.is_empty() {
-                read_permutation(toks, set, move_name.is_some())
-            } else {
-                read_orientations(toks, set)
-            };
-            rows.push(row.map_err(|why| bad(line, format!("{}: {}", block, why)))?);
-            continue;
-        }
-        if let Some((s, named, rows)) = current.take() {
-            let mut rows = rows.into_iter();
-            let perm = rows
-                .next()
-                .ok_or_else(|| bad(named, format!("set {} has no permutation line", sets[s].name)))?;
-            let ori = rows.next().unwrap_or_else(|| vec![0; sets[s].pieces]);
-            given[s] = Some(SetPos { perm, ori });
-        }
-        if is_end {
-            if toks.len() != 1 {
-                return Err(bad(line, "expected 'End' alone on its line".into()));
-            }
-            break;
-        }
-        if toks.len() != 1 {
-            return Err(bad(
-                line,
-                format!(
-                    "expected a set name, a line of numbers or End in {}, found '{}'",
-                    block,
-                    toks.join(" ")
-                ),
-            ));
-        }
-        let s = sets.iter().position(|s| s.name == toks[0]).ok_or_else(|| {
-            let known: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
-            bad(line, format!("unknown set '{}' (sets: {})", toks[0], known.join(", ")))
-        })?;
-        if given[s].is_some() {
-            return Err(bad(line, format!("set {} appears twice in {}", toks[0], block)));
-        }
-        current = Some((s, line, Vec::new()));
-    }
-    let positions = given
-        .into_iter()
-        .zip(sets)
-        .map(|(g, set)| {
-            g.unwrap_or_else(|| SetPos {
-                perm: (0..set.pieces).collect(),
-                ori: vec![0; set.pieces],
-            })
-        })
-        .collect();
-    Ok((positions, i))
-}
-
-/// A permutation line, 0-based. Moves need a permutation; Solved may repeat
-/// values (identical pieces) but must use each of `1..=m`.
-fn read_permutation(toks: &[&str], set: &SetDef, is_move: bool) -> Result<Vec<usize>, String> {
-    let values = read_numbers(toks, 1, set.pieces)?;
-    let values: Vec<usize> = values.into_iter().map(|v| v - 1).collect();
-    if is_move {
-        if !is_permutation(&values) {
-            let mut seen = vec![false; set.pieces];
-            let twice = values.iter().find(|&&v| std::mem::replace(&mut seen[v], true));
-            return Err(format!(
-                "set {} is not a permutation: {} appears twice",
-                set.name,
-                twice.map_or(0, |v| v + 1)
-            ));
-        }
-    } else {
-        let top = values.iter().copied().max().unwrap_or(0);
-        if let Some(gap) = (0..=top).find(|v| !values.contains(v)) {
-            return Err(format!(
-                "set {} skips piece {} (pieces must be numbered 1..m with none missing)",
-                set.name,
-                gap + 1
-            ));
-        }
-    }
-    Ok(values)
-}
-
-/// An orientation line: values below the set's number of orientations.
-fn read_orientations(toks: &[&str], set: &SetDef) -> Result<Vec<usize>, String> {
-    read_numbers(toks, 0, set.orientations - 1).map_err(|why| {
-        format!(
-            "orientations of set {} ({} of them): {}",
-            set.name, set.orientations, why
-        )
-    })
-}
-
-fn read_numbers(toks: &[&str], low: usize, high: usize) -> Result<Vec<usize>, String> {
-    toks.iter()
-        .map(|t| match t.parse::<usize>() {
-            Ok(v) if (low..=high).contains(&v) => Ok(v),
-            Ok(v) => Err(format!("{} is out of range {}..={}", v, low, high)),
-            Err(_) => Err(format!("'{}' is not a number", t)),
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 use super::*;
 
 fn build(text: &str, metric: Metric) -> Result<Puzzle, SpecError> {
-    from_text("tws:t.tws", "t.tws", text, metric)
+    from_text("tws:t.tws", "t.tws", text, metric, &TwsOptions::default())
 }
 
 fn names(p: &Puzzle) -> Vec<&str> {
@@ -87,7 +87,12 @@ fn malformed_files_name_the_line() {
         ("Move A\nP\n2 x 3\nEnd\n", "'x' is not a number"),
         ("Move A\nP\n2 1 3\n0 0 0\n1 1 1\nEnd\n", "at most two lines"),
         ("Move A\nP\n2 1 3\nP\n2 1 3\nEnd\n", "t.tws:9: set P appears twice"),
-        ("Illegal\nEnd\n", "t.tws:6: unsupported keyword 'Illegal'"),
+        ("Illegal P 1 2\n", "t.tws:6: 'Illegal' is not supported"),
+        ("MoveAlias A B\n", "t.tws:6: 'MoveAlias' is not supported"),
+        (
+            "Move A\nP\n2 1 3\n? 0 0\nEnd\n",
+            "t.tws:9: move A: orientations of set P (2 of them): '?' is only allowed in the Solved block",
+        ),
         ("End\n", "t.tws:6: End without an open"),
         ("Move A\nP\n1 2 3\nEnd\n", "t.tws:6: move A changes nothing"),
         (
@@ -106,15 +111,23 @@ fn malformed_files_name_the_line() {
         ("", "t.tws: no Solved block"),
         ("Set P 0 1\n", "t.tws:1: the number of pieces must be"),
         ("Set P 3\n", "t.tws:1: expected 'Set NAME PIECES ORIENTATIONS'"),
-        ("Move A\n", "t.tws:1: Move blocks must follow the Solved block"),
+        ("Move A\n", "t.tws:1: Move must follow the Solved block"),
         (
             "Set P 3 1\nSolved\nP\n1 3 3\nEnd\n",
             "t.tws:4: the Solved block: set P skips piece 2",
         ),
-        ("Set P 200 2\n", "400 points"),
+        ("Set P 200 2\n", "'tws:t.tws' has 400 points"),
+        (
+            "Set P 3 1\nSolved\nP\n1 ? 3\nEnd\n",
+            "t.tws:4: the Solved block: set P: '?' is only allowed in orientation lines",
+        ),
     ] {
         let text = if text.contains("200") {
-            format!("{}Solved\nEnd\nMove A\nEnd\n", text)
+            format!(
+                "{}Solved\nEnd\nMove A\nP\n{}\nEnd\n",
+                text,
+                (1..=200).rev().map(|i| i.to_string()).collect::<Vec<_>>().join(" ")
+            )
         } else {
             text.to_string()
         };
@@ -145,4 +158,117 @@ fn twists_follow_the_piece_leaving_a_position() {
     // Applied to coded states: the piece of slot 1 arrives in slot 3 twisted.
     let moved = p.apply(&p.moves[0], &p.solved).unwrap();
     assert_eq!(moved, vec![1, 2, 0, 0, 0, 1]);
+}
+
+fn with_options(text: &str, metric: Metric, args: &str) -> Result<Puzzle, SpecError> {
+    let (_, options) = split_tws_args("tws:t.tws", &format!("t.tws{}", args)).unwrap();
+    from_text("tws:t.tws", "t.tws", text, metric, &options)
+}
+
+/// Five positions; A swaps the first two, B cycles the last four.
+const FIVE: &str = "Set P 5 1\nSolved\nP\n1 2 3 4 5\nEnd\n\
+    Move A\nP\n2 1 3 4 5\nEnd\n";
+const FIVE_B: &str = "Move B\nP\n1 5 2 3 4\nEnd\n";
+
+#[test]
+fn move_sequences_compose_first_to_last_and_may_come_first() {
+    // S = A then B, declared before B; T = S then B (a sequence of a sequence).
+    let text = format!("{}MoveSequence S A B\n{}MoveSequence T S B\n", FIVE, FIVE_B);
+    let p = build(&text, Metric::Stm).unwrap();
+    assert_eq!(names(&p), ["A", "B", "B'", "S", "S'", "T", "T'"]);
+    let perm = |name: &str| p.moves.iter().find(|m| m.name == name).unwrap().perm.clone();
+    // Slot images: A sends 0↔1; B sends 1→2→3→4→1. A then B sends 0→1→2,
+    // 1→0, 2→3, 3→4, 4→1.
+    assert_eq!(perm("S").images(), &[2, 0, 3, 4, 1]);
+    assert_eq!(perm("S"), perm("B").after(&perm("A")));
+    assert_eq!(perm("T"), perm("B").after(&perm("S")));
+    for (body, needle) in [
+        ("MoveSequence S A C\n", "t.tws:10: move sequence S: no move named 'C'"),
+        ("MoveSequence S\n", "t.tws:10: expected 'MoveSequence NAME MOVE…'"),
+        ("MoveSequence A B\n", "t.tws:10: move A is already defined on line 6"),
+    ] {
+        let text = format!("{}{}{}", FIVE, body, FIVE_B);
+        let err = build(&text, Metric::Mtm).unwrap_err().to_string();
+        assert!(err.contains(needle), "{}: {}", body, err);
+    }
+}
+
+#[test]
+fn rotations_are_not_generators_unless_listed() {
+    let text = format!("{}Move x\nP\n5 1 2 3 4\nEnd\nMove UFv\nP\n1 2 3 5 4\nEnd\n", FIVE);
+    assert_eq!(names(&build(&text, Metric::Stm).unwrap()), ["A"]);
+    let p = with_options(&text, Metric::Stm, " --moves A,x").unwrap();
+    assert_eq!(names(&p), ["A", "x", "x'"]);
+}
+
+#[test]
+fn moves_option_keeps_powers_as_twsearch_does() {
+    let text = format!("{}{}Move C\nP\n1 2 4 3 5\nEnd\n", FIVE, FIVE_B);
+    let p = with_options(&text, Metric::Mtm, " --moves B,A").unwrap();
+    assert_eq!(names(&p), ["A", "B", "B2", "B'"]);
+    // A listed power keeps its multiples only.
+    let p = with_options(&text, Metric::Mtm, " --moves B2").unwrap();
+    assert_eq!(names(&p), ["B2"]);
+    for (args, needle) in [
+        (" --moves D", "--moves: no move named 'D'"),
+        (" --moves B,B2", "move B is listed twice"),
+    ] {
+        let err = with_options(&text, Metric::Mtm, args).unwrap_err().to_string();
+        assert!(err.contains(needle), "{}: {}", args, err);
+    }
+}
+
+#[test]
+fn question_marks_make_wild_classes() {
+    let text = "Set C 3 3\nSolved\nC\n1 2 2\n? 0 0\nEnd\nMove M\nC\n2 3 1\n1 0 2\nEnd\n";
+    let p = build(text, Metric::Stm).unwrap();
+    let coding = p.coding.as_ref().unwrap();
+    assert_eq!(coding.wild, vec![true, false]);
+    // Slot 1's piece (wild) goes to slot 3 and would gain twist 1; slot
+    // 3's piece goes to slot 2 with twist 2.
+    let moved = p.apply(&p.moves[0], &p.solved).unwrap();
+    assert_eq!(&moved[..3], &[1, 1, 0]);
+    assert_eq!(&moved[3..], &[0, 2, 0], "the wild piece's twist is dropped");
+    let mixed = "Set C 3 3\nSolved\nC\n1 2 2\n0 ? 0\nEnd\nMove M\nC\n2 3 1\nEnd\n";
+    let err = build(mixed, Metric::Stm).unwrap_err().to_string();
+    assert!(
+        err.contains("t.tws:5: set C: identical pieces 2 must all have '?' orientation or none"),
+        "{}",
+        err
+    );
+}
+
+#[test]
+fn omitted_sets_are_left_out_with_their_moves() {
+    let text = "Set P 3 1\nSet Q 2 1\nSolved\nP\n1 2 3\nQ\n1 2\nEnd\n\
+        Move A\nP\n2 3 1\nEnd\nMove B\nQ\n2 1\nEnd\n";
+    let p = with_options(text, Metric::Stm, " --omit Q").unwrap();
+    assert_eq!(p.slots, 3);
+    assert_eq!(names(&p), ["A", "A'"]);
+    let err = with_options(text, Metric::Stm, " --omit R").unwrap_err().to_string();
+    assert!(err.contains("--omit R: there is no set of that name"), "{}", err);
+    let err = with_options(text, Metric::Stm, " --omit P,Q").unwrap_err().to_string();
+    assert!(err.contains("no move is left"), "{}", err);
+}
+
+#[test]
+fn definitions_of_any_size_give_their_group() {
+    // Two sets of 150 positions with a 150-cycle and a swap each: 300 points.
+    let cycle: Vec<String> = (0..150).map(|i| ((i + 149) % 150 + 1).to_string()).collect();
+    let mut swap: Vec<String> = (1..=150).map(|i| i.to_string()).collect();
+    swap.swap(0, 1);
+    let (cycle, swap) = (cycle.join(" "), swap.join(" "));
+    let text = format!(
+        "Set P 150 1\nSet Q 150 1\nSolved\nEnd\nMove C\nP\n{c}\nQ\n{c}\nEnd\nMove S\nP\n{s}\nEnd\n",
+        c = cycle,
+        s = swap
+    );
+    let err = build(&text, Metric::Mtm).unwrap_err();
+    assert!(matches!(err, SpecError::TooManyPoints { points: 300, .. }), "{}", err);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.tws");
+    std::fs::write(&path, &text).unwrap();
+    let group = tws_point_group("tws:big", path.to_str().unwrap(), Metric::Stm).unwrap();
+    assert_eq!(group.degree, 300);
+    assert_eq!(group.generators.len(), 3); // C, C', S
 }

@@ -1,0 +1,204 @@
+//! Twist digits of the codec, one group per slot orbit, and the low tables.
+//!
+//! A move adds its twist to the content leaving each slot, so the twists
+//! after a move depend on the twists before it and on the move alone, not
+//! on where the pieces are. The twist digits of a set of whole orbits can
+//! therefore be the **low part** of a rank: every move maps it through one
+//! fixed permutation of `0..W`, tabulated once per move ([`LowTables`]).
+
+/// The twist digits of one slot orbit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct TwistOrbit {
+    /// Oriented slots of the orbit, ascending.
+    pub slots: Vec<u8>,
+    pub modulus: u8,
+    pub kind: TwistKind,
+    /// Number of values of the orbit's digits together.
+    pub radix: u64,
+}
+
+/// How an orbit's twists are ranked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TwistKind {
+    /// Every slot's twist is a digit.
+    Free,
+    /// Every move keeps the orbit's twist sum, which is `total` when
+    /// solved: the last slot's twist follows from the others.
+    KeptSum { total: u8 },
+    /// Some pieces of the orbit ignore their orientation (`?` in a `.tws`
+    /// Solved block): the digits are the twists of the slots holding the
+    /// other `pieces` pieces, in slot order, and depend on where they are.
+    Wild { pieces: u32 },
+}
+
+impl TwistOrbit {
+    /// Appends the orbit's digits to `rank`.
+    #[inline]
+    pub fn rank(&self, rank: u64, cells: &[u8], twists: &[u8], wild: &[bool]) -> u64 {
+        let m = self.modulus as u64;
+        let mut rank = rank;
+        match self.kind {
+            TwistKind::Free => {
+                for &s in &self.slots {
+                    rank = rank * m + twists[s as usize] as u64;
+                }
+            }
+            TwistKind::KeptSum { .. } => {
+                for &s in &self.slots[..self.slots.len() - 1] {
+                    rank = rank * m + twists[s as usize] as u64;
+                }
+            }
+            TwistKind::Wild { .. } => {
+                for &s in self.slots.iter().filter(|&&s| !wild[cells[s as usize] as usize]) {
+                    rank = rank * m + twists[s as usize] as u64;
+                }
+            }
+        }
+        rank
+    }
+
+    /// Writes the twists of `value` (a number below `radix`) into `twists`;
+    /// a wild orbit reads `cells` to know which slots have digits.
+    pub fn unrank(&self, mut value: u64, cells: &[u8], twists: &mut [u8], wild: &[bool]) {
+        let m = self.modulus as u64;
+        let mut take = |slot: u8, twists: &mut [u8]| {
+            twists[slot as usize] = (value % m) as u8;
+            value /= m;
+        };
+        match self.kind {
+            TwistKind::Free => self.slots.iter().rev().for_each(|&s| take(s, twists)),
+            TwistKind::KeptSum { total } => {
+                let (&last, ranked) = self.slots.split_last().expect("an orbit has slots");
+                ranked.iter().rev().for_each(|&s| take(s, twists));
+                let sum: u32 = ranked.iter().map(|&s| twists[s as usize] as u32).sum();
+                let m = self.modulus as u32;
+                twists[last as usize] = ((total as u32 + m * 64 - sum % m) % m) as u8;
+            }
+            TwistKind::Wild { .. } => {
+                for &s in self.slots.iter().rev() {
+                    if wild[cells[s as usize] as usize] {
+                        twists[s as usize] = 0;
+                    } else {
+                        take(s, twists);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Largest low part: tables stay small enough for the cache (18 moves of
+/// the cube's corners, 2187 low states, take 157 KB both ways).
+pub(super) const MAX_LOW_STATES: u64 = 1 << 13;
+
+/// For every move, the permutation of low indices it induces, both ways.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct LowTables {
+    states: usize,
+    /// `forward[m · W + x]`: low index of the successor under move `m`.
+    forward: Vec<u16>,
+    /// `backward[m · W + y]`: low index of the predecessor under move `m`.
+    backward: Vec<u16>,
+}
+
+impl std::fmt::Debug for LowTables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LowTables({} states × {} moves)", self.states, self.moves())
+    }
+}
+
+impl LowTables {
+    /// Tabulates `orbits` (the low part, most significant first) under
+    /// `moves`, given as (slot images, twist added to the content leaving
+    /// each slot; empty = none).
+    pub(super) fn build(slots: usize, orbits: &[TwistOrbit], moves: &[(&[u8], &[u8])]) -> LowTables {
+        let states: u64 = orbits.iter().map(|o| o.radix).product();
+        assert!(states <= MAX_LOW_STATES);
+        let states = states as usize;
+        let mut forward = vec![0u16; states * moves.len()];
+        let mut backward = vec![0u16; states * moves.len()];
+        let no_wild = [false; 256];
+        let cells = vec![0u8; slots];
+        let mut before = vec![0u8; slots];
+        let mut after = vec![0u8; slots];
+        for (m, (to, twist)) in moves.iter().enumerate() {
+            for x in 0..states {
+                unrank_low(orbits, x as u64, &cells, &mut before, &no_wild);
+                for orbit in orbits {
+                    for &s in &orbit.slots {
+                        let added = twist.get(s as usize).copied().unwrap_or(0);
+                        after[to[s as usize] as usize] = (before[s as usize] + added) % orbit.modulus;
+                    }
+                }
+                let y = orbits.iter().fold(0, |r, o| o.rank(r, &cells, &after, &no_wild)) as usize;
+                forward[m * states + x] = y as u16;
+                backward[m * states + y] = x as u16;
+            }
+        }
+        LowTables {
+            states,
+            forward,
+            backward,
+        }
+    }
+
+    /// Number of low states `W` (1 when there is no low part).
+    pub fn states(&self) -> usize {
+        self.states.max(1)
+    }
+
+    /// Number of moves tabulated.
+    pub fn moves(&self) -> usize {
+        self.forward.len().checked_div(self.states).unwrap_or(0)
+    }
+
+    /// Successor low indices under move `m`, indexed by the source's.
+    #[inline]
+    pub fn forward(&self, m: usize) -> &[u16] {
+        &self.forward[m * self.states..(m + 1) * self.states]
+    }
+
+    /// Predecessor low indices under move `m`, indexed by the target's.
+    #[inline]
+    pub fn backward(&self, m: usize) -> &[u16] {
+        &self.backward[m * self.states..(m + 1) * self.states]
+    }
+}
+
+/// Writes the twists of low index `value` over `orbits` into `twists`.
+pub(super) fn unrank_low(orbits: &[TwistOrbit], mut value: u64, cells: &[u8], twists: &mut [u8], wild: &[bool]) {
+    for orbit in orbits.iter().rev() {
+        orbit.unrank(value % orbit.radix, cells, twists, wild);
+        value /= orbit.radix;
+    }
+}
+
+/// Splits the orbits into block part and low part: the low part takes
+/// whole orbits without wild pieces, largest radix first, while the
+/// product stays at most [`MAX_LOW_STATES`]. Returns the orbits in rank
+/// order (block part first) and the index of the first low orbit.
+pub(super) fn order_for_low_part(orbits: Vec<TwistOrbit>) -> (Vec<TwistOrbit>, usize) {
+    let mut candidates: Vec<usize> = (0..orbits.len())
+        .filter(|&i| !matches!(orbits[i].kind, TwistKind::Wild { .. }))
+        .collect();
+    candidates.sort_by_key(|&i| std::cmp::Reverse(orbits[i].radix));
+    let mut low = vec![false; orbits.len()];
+    let mut product = 1u64;
+    for i in candidates {
+        if product.saturating_mul(orbits[i].radix) <= MAX_LOW_STATES {
+            product *= orbits[i].radix;
+            low[i] = true;
+        }
+    }
+    let (mut block, mut tail) = (Vec::new(), Vec::new());
+    for (orbit, is_low) in orbits.into_iter().zip(low) {
+        if is_low {
+            tail.push(orbit);
+        } else {
+            block.push(orbit);
+        }
+    }
+    let first_low = block.len();
+    block.extend(tail);
+    (block, first_low)
+}
