@@ -28,6 +28,7 @@
 
 mod twists;
 
+use crate::colex::Binomials;
 pub use twists::LowTables;
 use twists::{order_for_low_part, unrank_low, TwistKind, TwistOrbit};
 
@@ -449,34 +450,6 @@ fn slot_orbits(n: usize, moves: &[(&[u8], &[u8])]) -> Vec<u64> {
         orbits[orbit_of_root[r]] |= 1 << s;
     }
     orbits
-}
-
-/// Binomial coefficients `C(n, k)` for `n, k ≤ 64`, saturating.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Binomials(Vec<u64>);
-
-impl Binomials {
-    const SIZE: usize = MAX_CODED_SLOTS + 1;
-
-    fn new() -> Binomials {
-        let mut t = vec![0u64; Self::SIZE * Self::SIZE];
-        for n in 0..Self::SIZE {
-            t[n * Self::SIZE] = 1;
-            for k in 1..=n {
-                t[n * Self::SIZE + k] = t[(n - 1) * Self::SIZE + k - 1].saturating_add(t[(n - 1) * Self::SIZE + k]);
-            }
-        }
-        Binomials(t)
-    }
-
-    #[inline]
-    fn get(&self, n: u32, k: u32) -> u64 {
-        if k > n {
-            0
-        } else {
-            self.0[n as usize * Self::SIZE + k as usize]
-        }
-    }
 }
 
 #[cfg(test)]

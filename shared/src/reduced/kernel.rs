@@ -144,13 +144,21 @@ pub fn expand_reduced(
         .iter()
         .map(|(_, s)| crate::bits::popcount(inputs.sources.get(s.source)))
         .sum();
+    let task = Expansion {
+        space,
+        moves,
+        shard,
+        steps: &steps,
+        inputs,
+        unseen: &unseen,
+    };
     let mut stats = if unseen_count == 0 || sources == 0 {
         out.fill(0);
         TaskStats::default()
     } else if unseen_count * steps.len() as u64 <= 2 * sources {
-        bottom_up(space, moves, shard, &steps, inputs, &unseen, out)
+        bottom_up(&task, out)
     } else {
-        top_down(space, moves, shard, &steps, inputs, &unseen, out)
+        top_down(&task, out)
     };
     for row in out.chunks(rw) {
         on_unit(crate::bits::popcount(row));
@@ -162,15 +170,27 @@ pub fn expand_reduced(
 /// Rows handed to one thread at a time.
 const ROWS_PER_TASK: usize = 16;
 
-fn top_down(
-    space: &ReducedSpace,
-    moves: &ReducedMoves,
+/// What both directions read for one target shard.
+struct Expansion<'a> {
+    space: &'a ReducedSpace,
+    moves: &'a ReducedMoves,
     shard: u64,
-    steps: &[(usize, Step)],
-    inputs: &ShardInputs,
-    unseen: &[u64],
-    out: &mut [u64],
-) -> TaskStats {
+    /// Legal moves and where their predecessors are stored.
+    steps: &'a [(usize, Step)],
+    inputs: &'a ShardInputs<'a>,
+    /// States of the shard in no earlier level.
+    unseen: &'a [u64],
+}
+
+fn top_down(task: &Expansion, out: &mut [u64]) -> TaskStats {
+    let Expansion {
+        space,
+        moves,
+        shard,
+        steps,
+        inputs,
+        unseen,
+    } = *task;
     let rw = space.fiber().row_words();
     let marks: Vec<AtomicU64> = (0..out.len()).map(|_| AtomicU64::new(0)).collect();
     let evaluations = AtomicU64::new(0);
@@ -208,15 +228,15 @@ fn top_down(
     }
 }
 
-fn bottom_up(
-    space: &ReducedSpace,
-    moves: &ReducedMoves,
-    shard: u64,
-    steps: &[(usize, Step)],
-    inputs: &ShardInputs,
-    unseen: &[u64],
-    out: &mut [u64],
-) -> TaskStats {
+fn bottom_up(task: &Expansion, out: &mut [u64]) -> TaskStats {
+    let Expansion {
+        space,
+        moves,
+        shard,
+        steps,
+        inputs,
+        unseen,
+    } = *task;
     let rw = space.fiber().row_words();
     let maps: Vec<(&[u64], FiberMap)> = steps
         .iter()
