@@ -105,5 +105,25 @@ impl Running {
     }
 }
 
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM (`kill`, a container or batch
+/// system stopping the process) with the reason to stop the job: either way
+/// the coordinator stops cleanly, with the manifest and journal synced and
+/// the command that continues the job printed, instead of dying mid-record.
+pub async fn interrupted() -> String {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => tokio::select! {
+            _ = tokio::signal::ctrl_c() => "interrupted (SIGINT)".to_string(),
+            _ = term.recv() => "terminated (SIGTERM)".to_string(),
+        },
+        // Without a SIGTERM handler the default applies: the process dies,
+        // losing at most the journal's last second (see the crash model).
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            "interrupted (SIGINT)".to_string()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;
