@@ -94,9 +94,21 @@ fn from_text(spec: &str, path: &str, text: &str, metric: Metric) -> Result<Puzzl
             return Err(bad(Some(base.line), format!("move {} changes nothing", base.name)));
         }
         for (name, perm) in metric_moves(&base.name, &g, metric) {
-            if !moves.iter().any(|m| m.perm == perm) {
-                moves.push(Move::unguarded(name, perm));
+            if moves.iter().any(|m| m.perm == perm) {
+                continue;
             }
+            // A power's name (`U2`, `U'`) can be another base move's: two
+            // moves of one name would make printed words ambiguous.
+            if moves.iter().any(|m| m.name == name) {
+                return Err(bad(
+                    Some(base.line),
+                    format!(
+                        "move {} would be called {}, a name another move already has; rename one of them",
+                        base.name, name
+                    ),
+                ));
+            }
+            moves.push(Move::unguarded(name, perm));
         }
     }
     let identical = def.solved.iter().any(|pos| !is_permutation(&pos.perm));
