@@ -27,6 +27,10 @@ use crate::perm::Perm;
 /// Points are stored as bytes.
 const MAX_POINTS: usize = 256;
 
+/// Most powers one move may have in `mtm`, where each is a move: a move of
+/// a few lines can have order 10^15, whose powers would never fit memory.
+const MAX_POWERS: u128 = 1024;
+
 /// A `Set` line.
 struct SetDef {
     name: String,
@@ -93,6 +97,17 @@ fn from_text(spec: &str, path: &str, text: &str, metric: Metric) -> Result<Puzzl
         if g.is_identity() {
             return Err(bad(Some(base.line), format!("move {} changes nothing", base.name)));
         }
+        if metric == Metric::Mtm && g.order() > MAX_POWERS {
+            return Err(bad(
+                Some(base.line),
+                format!(
+                    "move {} has order {}: in mtm each of its powers is a move, at most {} are supported (use --metric stm)",
+                    base.name,
+                    g.order(),
+                    MAX_POWERS
+                ),
+            ));
+        }
         for (name, perm) in metric_moves(&base.name, &g, metric) {
             if moves.iter().any(|m| m.perm == perm) {
                 continue;
@@ -103,8 +118,8 @@ fn from_text(spec: &str, path: &str, text: &str, metric: Metric) -> Result<Puzzl
                 return Err(bad(
                     Some(base.line),
                     format!(
-                        "move {} would be called {}, a name another move already has; rename one of them",
-                        base.name, name
+                        "the name {} (move {} or one of its powers) is already another move's; rename one of them",
+                        name, base.name
                     ),
                 ));
             }
@@ -197,34 +212,30 @@ fn coded_puzzle(spec: &str, metric: Metric, def: &Definition, point_moves: Vec<M
     }
 }
 
-/// A base move's moves under `metric`, named as twsearch names powers.
+/// A base move's moves under `metric`, named as twsearch names powers: in
+/// `mtm` every power (the caller bounds the order), in `stm` the move and
+/// its inverse, found without walking through the powers between.
 fn metric_moves(name: &str, g: &Perm, metric: Metric) -> Vec<(String, Perm)> {
-    let mut powers = vec![g.clone()];
-    loop {
-        let next = g.after(powers.last().expect("starts with g"));
-        if next.is_identity() {
-            break;
-        }
-        powers.push(next);
-    }
-    let order = powers.len() as i64 + 1;
-    let named = powers.into_iter().enumerate().map(|(j, perm)| {
-        // Power j+1 is written the short way round: U2, or U' for U^(order-1).
-        let mut twist = j as i64 + 1;
-        if order - twist < twist {
-            twist -= order;
-        }
-        let amount = if twist.abs() == 1 {
-            String::new()
-        } else {
-            twist.abs().to_string()
-        };
-        let prime = if twist < 0 { "'" } else { "" };
-        (twist, (format!("{}{}{}", name, amount, prime), perm))
-    });
+    let order = g.order();
+    // Power k is written the short way round: U2, or U' for U^(order-1).
+    let name_of = |k: u128| {
+        let (amount, prime) = if order - k < k { (order - k, "'") } else { (k, "") };
+        let amount = if amount == 1 { String::new() } else { amount.to_string() };
+        format!("{}{}{}", name, amount, prime)
+    };
     match metric {
-        Metric::Mtm => named.map(|(_, m)| m).collect(),
-        Metric::Stm => named.filter(|(t, _)| t.abs() == 1).map(|(_, m)| m).collect(),
+        Metric::Mtm => {
+            let mut power = g.clone();
+            let mut moves = Vec::new();
+            for k in 1..order {
+                let next = g.after(&power);
+                moves.push((name_of(k), std::mem::replace(&mut power, next)));
+            }
+            moves
+        }
+        // An involution is its own inverse.
+        Metric::Stm if order == 2 => vec![(name_of(1), g.clone())],
+        Metric::Stm => vec![(name_of(1), g.clone()), (name_of(order - 1), g.inverse())],
     }
 }
 

@@ -95,6 +95,11 @@ fn malformed_files_name_the_line() {
             "t.tws:10: move A is already defined on line 6",
         ),
         ("", "t.tws: no Move blocks"),
+        (
+            // U's inverse is U' in mtm: a second move of that name.
+            "Move U\nP\n2 3 1\nEnd\nMove U'\nP\n2 1 3\nEnd\n",
+            "t.tws:10: the name U' (move U' or one of its powers) is already another move's",
+        ),
     ] {
         let text = format!("{}{}", head, body);
         match build(&text, Metric::Mtm) {
@@ -145,4 +150,26 @@ fn twists_follow_the_piece_leaving_a_position() {
     // Applied to coded states: the piece of slot 1 arrives in slot 3 twisted.
     let moved = p.apply(&p.moves[0], &p.solved).unwrap();
     assert_eq!(moved, vec![1, 2, 0, 0, 0, 1]);
+}
+
+#[test]
+fn a_move_with_too_many_powers_is_refused_in_mtm_only() {
+    // Cycles of the first primes (and 4) over 240 pieces: order 6·10^14.
+    let mut comes_from: Vec<usize> = Vec::new();
+    for len in [3, 4, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41] {
+        let start = comes_from.len();
+        comes_from.extend((0..len).map(|i| start + (i + 1) % len + 1));
+    }
+    let n = comes_from.len();
+    let line: Vec<String> = comes_from.iter().map(|v| v.to_string()).collect();
+    let solved: Vec<String> = (1..=n).map(|v| v.to_string()).collect();
+    let text = format!(
+        "Set P {} 1\nSolved\nP\n{}\nEnd\nMove A\nP\n{}\nEnd\n",
+        n,
+        solved.join(" "),
+        line.join(" ")
+    );
+    let err = build(&text, Metric::Mtm).unwrap_err().to_string();
+    assert!(err.contains("t.tws:6: move A has order 608500527054420") && err.contains("--metric stm"), "{}", err);
+    assert_eq!(names(&build(&text, Metric::Stm).unwrap()), ["A", "A'"]);
 }
