@@ -47,7 +47,11 @@ pub fn run_local(mut task: LocalJob) -> anyhow::Result<()> {
             // Success: a temporary checkpoint has served its purpose.
             if let Some(dir) = temporary {
                 if let Err(e) = std::fs::remove_dir_all(&dir) {
-                    eprintln!("warning: cannot remove the temporary checkpoint {}: {}", dir.display(), e);
+                    eprintln!(
+                        "warning: cannot remove the temporary checkpoint {}: {}",
+                        dir.display(),
+                        e
+                    );
                 }
             }
             Ok(())

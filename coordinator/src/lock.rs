@@ -164,7 +164,10 @@ mod tests {
         let first = OwnerLock::acquire(&dir).unwrap();
         let record = std::fs::read(dir.lock_path()).unwrap();
         // flock conflicts between two opens even within one process.
-        let err = OwnerLock::acquire(&dir).err().expect("second owner refused").to_string();
+        let err = OwnerLock::acquire(&dir)
+            .err()
+            .expect("second owner refused")
+            .to_string();
         let expected = format!(
             "checkpoint directory {} is in use by pid {} on host {} since ",
             root.path().display(),
@@ -172,17 +175,18 @@ mod tests {
             host_name()
         );
         assert!(err.starts_with(&expected), "{}", err);
-        assert_eq!(std::fs::read(dir.lock_path()).unwrap(), record, "refusal changed the record");
+        assert_eq!(
+            std::fs::read(dir.lock_path()).unwrap(),
+            record,
+            "refusal changed the record"
+        );
         drop(first);
         let _again = OwnerLock::acquire(&dir).unwrap();
     }
 
     #[test]
     fn owner_records_are_described() {
-        assert_eq!(
-            describe_owner(""),
-            "another process (it has not recorded its pid yet)"
-        );
+        assert_eq!(describe_owner(""), "another process (it has not recorded its pid yet)");
         assert_eq!(
             describe_owner(r#"{"pid":7,"host":"h","since":"2026-11-23T10:00:00Z"}"#),
             "pid 7 on host h since 2026-11-23T10:00:00Z"

@@ -95,9 +95,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 lease_secs: args.lease_secs,
             },
         )?;
-        let phase = running
-            .wait(server::interrupted())
-            .await;
+        let phase = running.wait(server::interrupted()).await;
         let state = running.shutdown(Duration::from_secs(10)).await?;
         match phase {
             Phase::Finished => {

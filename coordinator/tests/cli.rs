@@ -79,7 +79,10 @@ fn bad_input_gives_one_clear_error_line() {
             &["info", "loopover:2x3", "--shard-pieces", "1"],
             "--shard-pieces does not apply",
         ),
-        (&["run", "loopover:2x3", "--metric", "htm", "--out", out], "unknown metric"),
+        (
+            &["run", "loopover:2x3", "--metric", "htm", "--out", out],
+            "unknown metric",
+        ),
     ];
     for (args, needle) in cases {
         let o = cayley(args);

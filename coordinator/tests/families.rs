@@ -180,7 +180,11 @@ fn malformed_files_are_refused_with_file_and_line() {
         let name = format!("bad{}.{}", i, family);
         let spec = spec_file(dir.path(), family, &name, text);
         let path = spec.split_once(':').unwrap().1.to_string();
-        for args in [vec!["run", &spec, "--out", out], vec!["info", &spec], vec!["bound", &spec]] {
+        for args in [
+            vec!["run", &spec, "--out", out],
+            vec!["info", &spec],
+            vec!["bound", &spec],
+        ] {
             assert_refused(&args, &[&path, needle]);
         }
     }

@@ -129,7 +129,16 @@ fn directed_jobs_run_through_workers_and_refuse_last2() {
     assert_eq!(json["complete"], true);
     let refused = dir.path().join("refused");
     let refused = refused.to_str().unwrap();
-    let o = cayley(&["run", &spec, "--directed", "--keep-levels", "last2", "-q", "--out", refused]);
+    let o = cayley(&[
+        "run",
+        &spec,
+        "--directed",
+        "--keep-levels",
+        "last2",
+        "-q",
+        "--out",
+        refused,
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr_text(&o).contains("--keep-levels last2 cannot be used"),

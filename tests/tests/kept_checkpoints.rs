@@ -30,7 +30,15 @@ fn run_with_an_unwritable_out_keeps_its_checkpoint_and_resume_finishes() {
     let scratch = root.path().join("scratch");
     let given = root.path().join("ck");
     for checkpoint in [None, Some(&given)] {
-        let mut args = vec!["run", "loopover:2x5", "--out", s(&unwritable), "--scratch", s(&scratch), "-q"];
+        let mut args = vec![
+            "run",
+            "loopover:2x5",
+            "--out",
+            s(&unwritable),
+            "--scratch",
+            s(&scratch),
+            "-q",
+        ];
         if let Some(ck) = checkpoint {
             args.extend(["--checkpoint-dir", s(ck)]);
         }

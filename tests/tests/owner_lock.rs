@@ -34,7 +34,13 @@ fn wait_until_owner(child: &mut Child, ck: &Path) {
         exited = child.try_wait().expect("child status");
         exited.is_some() || lock_owner(ck) == Some(child.id())
     });
-    assert!(owns && exited.is_none(), "{} never owned {}: {:?}", child.id(), ck.display(), exited);
+    assert!(
+        owns && exited.is_none(),
+        "{} never owned {}: {:?}",
+        child.id(),
+        ck.display(),
+        exited
+    );
 }
 
 /// This machine's name, as the kernel reports it.
@@ -93,12 +99,27 @@ fn snapshot(ck: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     files
 }
 
+/// `cayley serve … --resume` of the checkpoint `ck` on any free port.
+fn serve_resume<'a>(ck: &'a Path, out: &'a Path) -> Vec<&'a str> {
+    let mut args = vec!["serve", PUZZLE, "--checkpoint-dir", s(ck), "--out", s(out)];
+    args.extend(["--resume", "--listen", "127.0.0.1:0"]);
+    args
+}
+
 /// A checkpoint of 2×5 stopped at level `level` (an injected full disk).
 fn stopped_checkpoint(root: &Path, level: u32) -> PathBuf {
     let ck = root.join("ck");
     let fault = format!("{}:0", level);
     let o = cayley_env(
-        &["run", PUZZLE, "--checkpoint-dir", s(&ck), "--out", s(&root.join("never")), "-q"],
+        &[
+            "run",
+            PUZZLE,
+            "--checkpoint-dir",
+            s(&ck),
+            "--out",
+            s(&root.join("never")),
+            "-q",
+        ],
         &[("CAYLEY_FAULT_DISK_FULL", &fault)],
     );
     assert!(!o.status.success(), "the injected full disk went unnoticed");
@@ -118,9 +139,7 @@ fn a_second_owner_is_refused_while_the_first_finishes() {
     let attempts: [&[&str]; 3] = [
         &["resume", s(&ck), "--out", s(&other), "-q"],
         &["run", PUZZLE, "--checkpoint-dir", s(&ck), "--out", s(&other), "-q"],
-        &[
-            "serve", PUZZLE, "--checkpoint-dir", s(&ck), "--out", s(&other), "--resume", "--listen", "127.0.0.1:0",
-        ],
+        &serve_resume(&ck, &other),
     ];
     let refusals: Vec<Output> = attempts.iter().map(|args| cayley(args)).collect();
     let after = snapshot(&ck);
@@ -162,7 +181,7 @@ fn serve_owns_its_checkpoint() {
     let other = root.path().join("other");
     for args in [
         vec!["resume", s(&ck), "--out", s(&other), "-q"],
-        vec!["serve", PUZZLE, "--checkpoint-dir", s(&ck), "--out", s(&other), "--resume", "--listen", "127.0.0.1:0"],
+        serve_resume(&ck, &other),
     ] {
         assert_in_use(&cayley(&args), &ck, coordinator.child.id());
     }
@@ -171,8 +190,22 @@ fn serve_owns_its_checkpoint() {
 #[test]
 fn run_owns_its_temporary_checkpoint() {
     let root = test_dir();
-    let (scratch, out, other) = (root.path().join("scratch"), root.path().join("out"), root.path().join("other"));
-    let mut run = spawn_cayley(&["run", PUZZLE, "--scratch", s(&scratch), "--out", s(&out), "--threads", "1", "-q"]);
+    let (scratch, out, other) = (
+        root.path().join("scratch"),
+        root.path().join("out"),
+        root.path().join("other"),
+    );
+    let mut run = spawn_cayley(&[
+        "run",
+        PUZZLE,
+        "--scratch",
+        s(&scratch),
+        "--out",
+        s(&out),
+        "--threads",
+        "1",
+        "-q",
+    ]);
     let mut temporary = None;
     let found = wait_for(PATIENCE, || {
         temporary = std::fs::read_dir(&scratch)

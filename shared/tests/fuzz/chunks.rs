@@ -56,7 +56,11 @@ fn samples() -> &'static [Sample] {
                 let path = scratch().join(format!("sample-{}", shards));
                 write_chunk(&path, id, words.iter().map(|w| &w[..])).expect("write a sample");
                 let bytes = std::fs::read(&path).expect("read a sample");
-                Sample { id, shards: words, bytes }
+                Sample {
+                    id,
+                    shards: words,
+                    bytes,
+                }
             })
             .collect()
     })
@@ -152,7 +156,12 @@ fn every_truncation_is_refused() {
                     reseal(&mut bytes);
                 }
                 check_chunk(sample, &bytes, &path);
-                assert!(ChunkReader::open(&path, &sample.id).is_err(), "{} of {} bytes accepted", len, sample.bytes.len());
+                assert!(
+                    ChunkReader::open(&path, &sample.id).is_err(),
+                    "{} of {} bytes accepted",
+                    len,
+                    sample.bytes.len()
+                );
             }
         }
         check_chunk(sample, &sample.bytes, &path);

@@ -19,9 +19,40 @@ pub fn config(cases: u32) -> ProptestConfig {
 /// Tokens that mean something to the spec, perm-file or `.tws` grammar, and
 /// numbers at the edges of what the parsers accept.
 const TOKENS: &[&str] = &[
-    "(", ")", ",", ":", " ", "\n", "#", "'", "-", "x", "0", "1", "2", "3", "255", "256", "257",
-    "18446744073709551616", "99999999999999999999999", "-1", "End", "Set", "Solved", "Move", "Name",
-    "symmetry ", " --track ", " --directed", " --no-symmetry", "perm:", "tws:", "loopover:", "\u{b7}", "\0",
+    "(",
+    ")",
+    ",",
+    ":",
+    " ",
+    "\n",
+    "#",
+    "'",
+    "-",
+    "x",
+    "0",
+    "1",
+    "2",
+    "3",
+    "255",
+    "256",
+    "257",
+    "18446744073709551616",
+    "99999999999999999999999",
+    "-1",
+    "End",
+    "Set",
+    "Solved",
+    "Move",
+    "Name",
+    "symmetry ",
+    " --track ",
+    " --directed",
+    " --no-symmetry",
+    "perm:",
+    "tws:",
+    "loopover:",
+    "\u{b7}",
+    "\0",
 ];
 
 /// One edit; positions are taken modulo the input's length.
@@ -89,6 +120,20 @@ pub fn apply(bytes: &mut Vec<u8>, edits: &[Edit]) {
     }
 }
 
+/// Inputs for a text parser: ones that `generated` makes, as they are
+/// (weight `plain`) or mutated (weight `mutated`), and any text at all
+/// (weight 1, up to 60 characters).
+pub fn inputs<S>(generated: fn() -> S, plain: u32, mutated: u32) -> impl Strategy<Value = String>
+where
+    S: Strategy<Value = String> + 'static,
+{
+    prop_oneof![
+        plain => generated(),
+        mutated => (generated(), edits()).prop_map(|(text, e)| mutate_text(&text, &e)),
+        1 => "\\PC{0,60}",
+    ]
+}
+
 /// `text` after `edits`, as text (invalid UTF-8 replaced, as a reader of a
 /// damaged file would see it).
 pub fn mutate_text(text: &str, edits: &[Edit]) -> String {
@@ -100,7 +145,12 @@ pub fn mutate_text(text: &str, edits: &[Edit]) -> String {
 /// Checks a refusal: a non-empty, one-line message.
 pub fn assert_clear(message: &str, input: &str) {
     assert!(!message.trim().is_empty(), "empty error for {:?}", input);
-    assert!(!message.contains('\n'), "multi-line error {:?} for {:?}", message, input);
+    assert!(
+        !message.contains('\n'),
+        "multi-line error {:?} for {:?}",
+        message,
+        input
+    );
 }
 
 /// [`assert_clear`] for a message that quotes its whole input: one line

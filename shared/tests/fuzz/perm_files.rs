@@ -3,10 +3,10 @@
 //! text. An accepted file must round-trip: the puzzle's moves written back
 //! as a file parse to the same moves.
 
-use crate::edits::{assert_clear, config, edits, mutate_text};
-use crate::puzzles::assert_well_formed;
+use crate::edits::{config, inputs};
+use crate::puzzles::{assert_names_the_line, assert_well_formed};
 use cayley_shared::perm::Perm;
-use cayley_shared::puzzle::{parse_puzzle_with_file, Metric, Puzzle, SpecError};
+use cayley_shared::puzzle::{parse_puzzle_with_file, Metric, Puzzle};
 use proptest::prelude::*;
 
 const PATH: &str = "fuzz.txt";
@@ -14,14 +14,18 @@ const PATH: &str = "fuzz.txt";
 /// A permutation of `n` points in cycle notation, commas or spaces inside
 /// cycles.
 fn cycles_text(n: usize) -> impl Strategy<Value = String> {
-    (Just((0..n).map(|i| i as u8).collect::<Vec<u8>>()).prop_shuffle(), any::<bool>()).prop_map(|(images, spaces)| {
-        let text = Perm::from_images(images).expect("a shuffle").to_string();
-        if spaces {
-            text.replace(',', " ")
-        } else {
-            text
-        }
-    })
+    (
+        Just((0..n).map(|i| i as u8).collect::<Vec<u8>>()).prop_shuffle(),
+        any::<bool>(),
+    )
+        .prop_map(|(images, spaces)| {
+            let text = Perm::from_images(images).expect("a shuffle").to_string();
+            if spaces {
+                text.replace(',', " ")
+            } else {
+                text
+            }
+        })
 }
 
 /// One line of a perm file.
@@ -46,11 +50,7 @@ fn file() -> impl Strategy<Value = String> {
 
 /// A file to try: generated, mutated, or any text at all.
 fn text() -> impl Strategy<Value = String> {
-    prop_oneof![
-        3 => file(),
-        4 => (file(), edits()).prop_map(|(f, e)| mutate_text(&f, &e)),
-        1 => "\\PC{0,60}",
-    ]
+    inputs(file, 3, 4)
 }
 
 /// The puzzle's generators and symmetries written back as a perm file (a
@@ -87,23 +87,15 @@ fn check_perm_file(text: &str, directed: bool, metric: Metric) {
                 p.moves.iter().map(|m| (m.name.clone(), m.perm.clone())).collect()
             };
             assert_eq!(moves(&p), moves(&q), "{:?}", text);
-            assert_eq!((p.slots, &p.solved, &p.labels), (q.slots, &q.solved, &q.labels), "{:?}", text);
+            assert_eq!(
+                (p.slots, &p.solved, &p.labels),
+                (q.slots, &q.solved, &q.labels),
+                "{:?}",
+                text
+            );
             assert_eq!(p.symmetries, q.symmetries, "{:?}", text);
         }
-        Err(e) => {
-            let message = e.to_string();
-            assert_clear(&message, text);
-            match e {
-                SpecError::BadFile { path, line, .. } => {
-                    assert_eq!(path, PATH, "{}", message);
-                    // A line number names a line of the file.
-                    if let Some(line) = line {
-                        assert!(line >= 1 && line <= text.lines().count(), "{:?}: {}", text, message);
-                    }
-                }
-                other => panic!("{:?}: not a file error: {}", text, other),
-            }
-        }
+        Err(e) => assert_names_the_line(&e, PATH, text),
     }
 }
 

@@ -1,6 +1,7 @@
 //! What every accepted puzzle must satisfy, whatever text it came from.
 
-use cayley_shared::puzzle::Puzzle;
+use crate::edits::assert_clear;
+use cayley_shared::puzzle::{Puzzle, SpecError};
 use std::collections::HashSet;
 
 /// The engine's contract on a parsed puzzle: moves are permutations of its
@@ -9,7 +10,13 @@ use std::collections::HashSet;
 /// unless the graph was asked to be directed.
 pub fn assert_well_formed(p: &Puzzle, input: &str) {
     let n = p.slots;
-    assert!(n >= 1 && !p.moves.is_empty(), "{:?}: {} slots, {} moves", input, n, p.moves.len());
+    assert!(
+        n >= 1 && !p.moves.is_empty(),
+        "{:?}: {} slots, {} moves",
+        input,
+        n,
+        p.moves.len()
+    );
     // A name is one move, or guarded moves of which one at most is legal
     // at a time (a sliding puzzle's `U` for every place of the blank).
     let mut names = HashSet::new();
@@ -17,7 +24,12 @@ pub fn assert_well_formed(p: &Puzzle, input: &str) {
         let unique = names.insert((&m.name, m.guard.map(|g| (g.piece, g.slot))));
         let shared = p.moves.iter().filter(|o| o.name == m.name).count() > 1;
         assert!(!m.name.is_empty() && unique, "{:?}: move name {:?}", input, m.name);
-        assert!(!shared || m.guard.is_some(), "{:?}: two unguarded moves {:?}", input, m.name);
+        assert!(
+            !shared || m.guard.is_some(),
+            "{:?}: two unguarded moves {:?}",
+            input,
+            m.name
+        );
         assert_eq!(m.perm.degree(), n, "{:?}: move {}", input, m.name);
         if let Some(g) = m.guard {
             assert!(g.slot < n && g.piece < n, "{:?}: guard of {}", input, m.name);
@@ -26,7 +38,13 @@ pub fn assert_well_formed(p: &Puzzle, input: &str) {
             let modulus = &p.coding.as_ref().expect("twists need a coding").modulus;
             assert_eq!(m.twist.len(), n, "{:?}: twists of {}", input, m.name);
             for (s, &t) in m.twist.iter().enumerate() {
-                assert!(t < modulus[m.perm[s] as usize], "{:?}: twist of {} at {}", input, m.name, s);
+                assert!(
+                    t < modulus[m.perm[s] as usize],
+                    "{:?}: twist of {} at {}",
+                    input,
+                    m.name,
+                    s
+                );
             }
         }
     }
@@ -35,13 +53,22 @@ pub fn assert_well_formed(p: &Puzzle, input: &str) {
             assert_eq!(p.labels.len(), n, "{:?}: labels", input);
             let mut solved = p.solved.clone();
             solved.sort_unstable();
-            assert!(solved.iter().copied().eq((0..n).map(|i| i as u8)), "{:?}: solved {:?}", input, p.solved);
+            assert!(
+                solved.iter().copied().eq((0..n).map(|i| i as u8)),
+                "{:?}: solved {:?}",
+                input,
+                p.solved
+            );
         }
         Some(coding) => {
             assert_eq!(p.solved.len(), 2 * n, "{:?}: coded solved", input);
             assert_eq!(coding.modulus.len(), n, "{:?}: moduli", input);
             let classes = coding.class_labels.len();
-            assert!(p.solved[..n].iter().all(|&c| (c as usize) < classes), "{:?}: classes", input);
+            assert!(
+                p.solved[..n].iter().all(|&c| (c as usize) < classes),
+                "{:?}: classes",
+                input
+            );
             for (s, &t) in p.solved[n..].iter().enumerate() {
                 assert!(t < coding.modulus[s], "{:?}: solved twist at {}", input, s);
             }
@@ -68,4 +95,20 @@ pub fn same_puzzle(a: &Puzzle, b: &Puzzle, input: &str) {
     };
     assert_eq!(moves(a), moves(b), "{:?}", input);
     assert_eq!(a.symmetries, b.symmetries, "{:?}", input);
+}
+
+/// A refused definition file: one clear line naming the file `path` and,
+/// when it names a line, one of the file's lines.
+pub fn assert_names_the_line(e: &SpecError, path: &str, text: &str) {
+    let message = e.to_string();
+    assert_clear(&message, text);
+    match e {
+        SpecError::BadFile { path: named, line, .. } => {
+            assert_eq!(named, path, "{}", message);
+            if let Some(line) = *line {
+                assert!(line >= 1 && line <= text.lines().count(), "{:?}: {}", text, message);
+            }
+        }
+        other => panic!("{:?}: not a file error: {}", text, other),
+    }
 }

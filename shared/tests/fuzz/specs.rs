@@ -1,7 +1,7 @@
 //! The puzzle spec parser (`loopover:3x3`, `sliding:2x3 --track 1-3`, …)
 //! on specs built from its grammar, mutated, and arbitrary.
 
-use crate::edits::{assert_clear_quoting, config, edits, mutate_text};
+use crate::edits::{assert_clear_quoting, config, inputs};
 use crate::puzzles::{assert_well_formed, same_puzzle};
 use cayley_shared::puzzle::{parse_puzzle_with_file, Metric, SpecError};
 use proptest::prelude::*;
@@ -86,11 +86,7 @@ fn grammar_spec() -> impl Strategy<Value = String> {
 
 /// A spec to try: from the grammar, mutated, or any text at all.
 fn spec() -> impl Strategy<Value = String> {
-    prop_oneof![
-        6 => grammar_spec(),
-        3 => (grammar_spec(), edits()).prop_map(|(s, e)| mutate_text(&s, &e)),
-        1 => "\\PC{0,30}",
-    ]
+    inputs(grammar_spec, 6, 3)
 }
 
 /// The definition file text a `perm:`/`tws:` spec is parsed with.

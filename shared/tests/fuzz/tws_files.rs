@@ -4,9 +4,9 @@
 //! round-trip: written back as one set, it gives the same moves and solved
 //! state.
 
-use crate::edits::{assert_clear, config, edits, mutate_text};
-use crate::puzzles::assert_well_formed;
-use cayley_shared::puzzle::{parse_puzzle_with_file, Metric, Puzzle, SpecError};
+use crate::edits::{config, inputs};
+use crate::puzzles::{assert_names_the_line, assert_well_formed};
+use cayley_shared::puzzle::{parse_puzzle_with_file, Metric, Puzzle};
 use proptest::prelude::*;
 
 const PATH: &str = "fuzz.tws";
@@ -57,7 +57,11 @@ fn definition() -> impl Strategy<Value = String> {
     let sets = names.prop_flat_map(|names| {
         let sizes = prop::collection::vec((1..7usize, 1..4usize), names.len());
         (Just(names), sizes).prop_map(|(names, sizes)| {
-            names.into_iter().zip(sizes).map(|(n, (p, o))| (n, p, o)).collect::<Vec<Set>>()
+            names
+                .into_iter()
+                .zip(sizes)
+                .map(|(n, (p, o))| (n, p, o))
+                .collect::<Vec<Set>>()
         })
     });
     (sets, any::<bool>(), any::<bool>())
@@ -90,11 +94,7 @@ fn definition() -> impl Strategy<Value = String> {
 
 /// A definition to try: generated, mutated, or any text at all.
 fn text() -> impl Strategy<Value = String> {
-    prop_oneof![
-        3 => definition(),
-        4 => (definition(), edits()).prop_map(|(d, e)| mutate_text(&d, &e)),
-        1 => "\\PC{0,60}",
-    ]
+    inputs(definition, 3, 4)
 }
 
 /// A puzzle without orientation or identical pieces as a one-set `.tws`
@@ -134,19 +134,7 @@ fn check_tws(text: &str, metric: Metric) {
                 assert_eq!((p.slots, &p.solved), (q.slots, &q.solved), "{:?}", text);
             }
         }
-        Err(e) => {
-            let message = e.to_string();
-            assert_clear(&message, text);
-            match e {
-                SpecError::BadFile { path, line, .. } => {
-                    assert_eq!(path, PATH, "{}", message);
-                    if let Some(line) = line {
-                        assert!(line >= 1 && line <= text.lines().count(), "{:?}: {}", text, message);
-                    }
-                }
-                other => panic!("{:?}: not a file error: {}", text, other),
-            }
-        }
+        Err(e) => assert_names_the_line(&e, PATH, text),
     }
 }
 

@@ -170,6 +170,10 @@ fn a_move_with_too_many_powers_is_refused_in_mtm_only() {
         line.join(" ")
     );
     let err = build(&text, Metric::Mtm).unwrap_err().to_string();
-    assert!(err.contains("t.tws:6: move A has order 608500527054420") && err.contains("--metric stm"), "{}", err);
+    assert!(
+        err.contains("t.tws:6: move A has order 608500527054420") && err.contains("--metric stm"),
+        "{}",
+        err
+    );
     assert_eq!(names(&build(&text, Metric::Stm).unwrap()), ["A", "A'"]);
 }
