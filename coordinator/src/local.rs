@@ -31,7 +31,10 @@ pub struct LocalJob {
 /// Whenever it ends without results, the checkpoint is kept (a temporary
 /// one included) and the command that continues it is printed.
 pub fn run_local(mut task: LocalJob) -> anyhow::Result<()> {
-    let temporary = task.temporary.take();
+    // From here on a temporary checkpoint is an ordinary directory, removed
+    // only after success: an error, a panic unwinding through here or a
+    // signal can never delete computed levels.
+    let temporary = task.temporary.take().map(tempfile::TempDir::keep);
     let root = task.checkpoint.root().to_path_buf();
     let outcome = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -42,11 +45,19 @@ pub fn run_local(mut task: LocalJob) -> anyhow::Result<()> {
     match outcome {
         Ok(()) => {
             // Success: a temporary checkpoint has served its purpose.
-            drop(temporary);
+            if let Some(dir) = temporary {
+                if let Err(e) = std::fs::remove_dir_all(&dir) {
+                    eprintln!(
+                        "warning: cannot remove the temporary checkpoint {}: {}",
+                        dir.display(),
+                        e
+                    );
+                }
+            }
             Ok(())
         }
         Err(e) => {
-            let kept = temporary.map(|t| t.keep()).unwrap_or(root);
+            let kept = temporary.unwrap_or(root);
             Err(anyhow::anyhow!(
                 "{:#}; everything computed so far is in {} - continue with `cayley resume {}`",
                 e,
@@ -146,7 +157,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
     let phase = running
         .wait(async {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => "interrupted".to_string(),
+                reason = server::interrupted() => reason,
                 reason = all_workers_gone(&mut set) => reason,
             }
         })

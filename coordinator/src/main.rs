@@ -5,6 +5,7 @@ mod bound;
 mod cli;
 mod info;
 mod local;
+mod lock;
 mod manifest;
 mod plan;
 mod progress;

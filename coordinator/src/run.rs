@@ -3,6 +3,7 @@
 use crate::cli::{ResumeArgs, RunArgs};
 use crate::info::plan_job;
 use crate::local::{run_local, LocalJob};
+use crate::lock::OwnerLock;
 use crate::manifest::{load_manifest, Manifest};
 use cayley_shared::checkpoint::{CheckpointDir, MANIFEST_FILE};
 use cayley_shared::job::Job;
@@ -20,10 +21,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&location)
         .map_err(|e| anyhow::anyhow!("cannot create directory {}: {}", location.display(), e))?;
     check_disk(&job, &location, args.keep_levels)?;
-    let (checkpoint, temporary) = match &args.checkpoint_dir {
+    let (checkpoint, temporary, _owner) = match &args.checkpoint_dir {
         Some(dir) => {
             let checkpoint = CheckpointDir::create(dir)
                 .map_err(|e| anyhow::anyhow!("cannot create checkpoint directory {}: {}", dir.display(), e))?;
+            // Owned before the manifest is read: a directory in use is
+            // refused as such, whatever it holds.
+            let owner = OwnerLock::acquire(&checkpoint)?;
             if let Some(m) = load_manifest(&checkpoint)? {
                 anyhow::bail!(
                     "{} already holds a checkpoint of {} ({}); continue it with `cayley resume {}` or choose another directory",
@@ -33,15 +37,21 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                     dir.display()
                 );
             }
-            (checkpoint, None)
+            (checkpoint, None, owner)
         }
         None => {
             // Deleted after success: no fsyncs (see `set_durable`).
             cayley_shared::format::set_durable(false);
             let temp = tempfile::Builder::new()
                 .prefix("cayley-checkpoint-")
-                .tempdir_in(&scratch)?;
-            (CheckpointDir::create(temp.path())?, Some(temp))
+                .tempdir_in(&scratch)
+                .map_err(|e| anyhow::anyhow!("cannot create a checkpoint directory in {}: {}", scratch.display(), e))?;
+            let checkpoint = CheckpointDir::create(temp.path())
+                .map_err(|e| anyhow::anyhow!("cannot create checkpoint directory {}: {}", temp.path().display(), e))?;
+            // Kept after an error, it can be resumed while this process
+            // still exits: it is owned like any other.
+            let owner = OwnerLock::acquire(&checkpoint)?;
+            (checkpoint, Some(temp), owner)
         }
     };
     let definition = spec_file_text(&job.puzzle.spec)?;
@@ -66,13 +76,20 @@ pub fn job_of_manifest(manifest: &Manifest) -> anyhow::Result<Job> {
 pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
     let dir = &args.checkpoint_dir;
     let checkpoint = CheckpointDir::existing(dir);
-    let manifest = load_manifest(&checkpoint)?.ok_or_else(|| {
+    let not_a_checkpoint = || {
         anyhow::anyhow!(
             "{} has no {}: not a cayley checkpoint directory",
             dir.display(),
             MANIFEST_FILE
         )
-    })?;
+    };
+    // Checked first so that no lock file is left in a directory that is not
+    // a checkpoint; the manifest is read once the directory is ours.
+    if !checkpoint.manifest_path().exists() {
+        return Err(not_a_checkpoint());
+    }
+    let _owner = OwnerLock::acquire(&checkpoint)?;
+    let manifest = load_manifest(&checkpoint)?.ok_or_else(not_a_checkpoint)?;
     let job = job_of_manifest(&manifest)?;
     manifest.check_matches(&job, dir)?;
     if !args.local.quiet {

@@ -3,6 +3,7 @@
 use crate::cli::ServeArgs;
 use crate::info::plan_job;
 use crate::local::{print_summary, random_token};
+use crate::lock::OwnerLock;
 use crate::manifest::{load_manifest, Manifest};
 use crate::progress::LevelBars;
 use crate::run::job_of_manifest;
@@ -22,6 +23,9 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             e
         )
     })?;
+    // Held until the process exits; taken before the manifest is read so a
+    // directory in use is refused as such.
+    let _owner = OwnerLock::acquire(&checkpoint)?;
     let (job, fresh) = match load_manifest(&checkpoint)? {
         Some(m) if !args.resume => anyhow::bail!(
             "{} already holds a checkpoint of {} ({}); pass --resume to continue it",
@@ -91,12 +95,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 lease_secs: args.lease_secs,
             },
         )?;
-        let phase = running
-            .wait(async {
-                let _ = tokio::signal::ctrl_c().await;
-                "interrupted".to_string()
-            })
-            .await;
+        let phase = running.wait(server::interrupted()).await;
         let state = running.shutdown(Duration::from_secs(10)).await?;
         match phase {
             Phase::Finished => {

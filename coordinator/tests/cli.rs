@@ -55,14 +55,22 @@ fn max_depth_marks_the_table_partial() {
 
 #[test]
 fn bad_input_gives_one_clear_error_line() {
+    // Refused before any output, but given a folder all the same: a test
+    // never lets `run` default to ./cayley-out in the source tree.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
     let cases: &[(&[&str], &str)] = &[
-        (&["run", "loopover:1x5"], "at least 2 rows"),
-        (&["run", "loopover:2x"], "bad size"),
-        (&["run", "loopover:axb"], "bad size"),
-        (&["run", "rubik:3"], "known families: loopover"),
-        (&["run", "loopover:5x5"], "states would need"),
+        (&["run", "loopover:1x5", "--out", out], "at least 2 rows"),
+        (&["run", "loopover:2x", "--out", out], "bad size"),
+        (&["run", "loopover:axb", "--out", out], "bad size"),
+        (&["run", "rubik:3", "--out", out], "known families: loopover"),
+        (&["run", "loopover:5x5", "--out", out], "states would need"),
         // Unreduced, the 4×4 needs terabytes whatever disk CI has.
-        (&["run", "loopover:4x4", "--no-symmetry"], "too large for this disk"),
+        (
+            &["run", "loopover:4x4", "--no-symmetry", "--out", out],
+            "too large for this disk",
+        ),
         (
             &["info", "loopover:2x3", "--no-symmetry", "--shard-pieces", "9"],
             "--shard-pieces 9 is out of range",
@@ -71,7 +79,10 @@ fn bad_input_gives_one_clear_error_line() {
             &["info", "loopover:2x3", "--shard-pieces", "1"],
             "--shard-pieces does not apply",
         ),
-        (&["run", "loopover:2x3", "--metric", "htm"], "unknown metric"),
+        (
+            &["run", "loopover:2x3", "--metric", "htm", "--out", out],
+            "unknown metric",
+        ),
     ];
     for (args, needle) in cases {
         let o = cayley(args);
@@ -79,6 +90,7 @@ fn bad_input_gives_one_clear_error_line() {
         assert!(!o.status.success(), "{:?} succeeded", args);
         assert!(err.contains(needle), "{:?}: {}", args, err);
         assert!(!err.contains("panicked"), "{:?}: {}", args, err);
+        assert!(!dir.path().join("out").exists(), "{:?} wrote results", args);
         if !args.contains(&"--metric") {
             assert_eq!(err.trim().lines().count(), 1, "{:?}: {}", args, err);
         }
@@ -87,7 +99,15 @@ fn bad_input_gives_one_clear_error_line() {
 
 #[test]
 fn oversize_refusal_is_about_disk_with_the_numbers() {
-    let err = stderr(&cayley(&["run", "loopover:4x4", "--no-symmetry"]));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let err = stderr(&cayley(&[
+        "run",
+        "loopover:4x4",
+        "--no-symmetry",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
     assert!(err.contains("shards"), "{}", err);
     assert!(err.contains("checkpoint disk") && err.contains("free"), "{}", err);
     assert!(err.contains("20922789888000"), "{}", err);

@@ -136,13 +136,15 @@ fn track_runs_the_coset_space_through_workers() {
     assert_eq!(json["puzzle"], "loopover:3x3 --track 1-4");
     let state = json["antipodes"][0]["state"].as_array().unwrap();
     assert_eq!(state.iter().filter(|l| *l == "·").count(), 5);
+    let out = dir.path().join("refused");
+    let out = out.to_str().unwrap();
     assert_refused(
-        &["run", "loopover:3x3", "--track", "0-2"],
+        &["run", "loopover:3x3", "--track", "0-2", "--out", out],
         &["no piece is labelled '0'"],
     );
     let twist = spec_file(dir.path(), "tws", "twist.tws", TWIST);
     assert_refused(
-        &["run", &twist, "--track", "1"],
+        &["run", &twist, "--track", "1", "--out", out],
         &["--track applies to puzzles of distinct pieces"],
     );
     let o = cayley(&["bound", "loopover:4x4", "--track", "1-8"]);
@@ -172,12 +174,18 @@ fn malformed_files_are_refused_with_file_and_line() {
             ":8: set P has 3 pieces",
         ),
     ];
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
     for (i, (family, text, needle)) in cases.iter().enumerate() {
         let name = format!("bad{}.{}", i, family);
         let spec = spec_file(dir.path(), family, &name, text);
         let path = spec.split_once(':').unwrap().1.to_string();
-        for command in ["run", "info", "bound"] {
-            assert_refused(&[command, &spec], &[&path, needle]);
+        for args in [
+            vec!["run", &spec, "--out", out],
+            vec!["info", &spec],
+            vec!["bound", &spec],
+        ] {
+            assert_refused(&args, &[&path, needle]);
         }
     }
 }

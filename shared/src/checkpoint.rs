@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! CHECKPOINT/
+//!   owner.lock                      flock(2) of the coordinator that owns it
 //!   manifest.json
 //!   levels/L0003/C00000012.chunk    F_3 of the shards of chunk 12
 //!   levels/L0003/done.jsonl         chunks of level 3 recorded as complete
@@ -15,6 +16,11 @@ use std::path::{Path, PathBuf};
 
 /// File name of the manifest inside a checkpoint directory.
 pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// File name of the owner lock inside a checkpoint directory: the
+/// coordinator (`run`, `resume`, `serve`) holds an exclusive flock on it for
+/// its whole life, and its text says who holds it. Workers never touch it.
+pub const LOCK_FILE: &str = "owner.lock";
 
 /// File name of a level's journal of completed chunks.
 pub const JOURNAL_FILE: &str = "done.jsonl";
@@ -103,6 +109,11 @@ impl CheckpointDir {
     /// Path of the manifest.
     pub fn manifest_path(&self) -> PathBuf {
         self.root.join(MANIFEST_FILE)
+    }
+
+    /// Path of the owner lock.
+    pub fn lock_path(&self) -> PathBuf {
+        self.root.join(LOCK_FILE)
     }
 
     /// Deletes the files of `level` (retention).

@@ -83,6 +83,22 @@ impl Perm {
         transpositions % 2 == 0
     }
 
+    /// The order: the least `k > 0` with `self^k` the identity (the lcm of
+    /// the cycle lengths), saturating at `u128::MAX`.
+    pub fn order(&self) -> u128 {
+        fn gcd(a: u128, b: u128) -> u128 {
+            if b == 0 {
+                a
+            } else {
+                gcd(b, a % b)
+            }
+        }
+        self.cycles().iter().fold(1u128, |order, c| {
+            let len = c.len() as u128;
+            (order / gcd(order, len)).saturating_mul(len)
+        })
+    }
+
     /// Disjoint cycles of length at least two, each starting at its smallest point.
     pub fn cycles(&self) -> Vec<Vec<u8>> {
         let n = self.0.len();
@@ -148,6 +164,8 @@ mod tests {
         assert!(!a.after(&b).is_even());
         assert_eq!(a.to_string(), "(1,2,3)");
         assert_eq!(a.after(&b).images(), &[1, 2, 3, 0]);
+        assert_eq!((a.order(), b.order(), a.after(&b).order()), (3, 2, 4));
+        assert_eq!(Perm::identity(5).order(), 1);
     }
 
     #[test]

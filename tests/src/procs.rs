@@ -155,6 +155,13 @@ pub fn start_worker_with(url: &str, token: &str, cwd: &Path, threads: u32, extra
         .expect("start cayley-worker")
 }
 
+/// Sends `sig` to a child process (e.g. SIGSTOP and SIGCONT to pause it).
+pub fn signal(child: &Child, sig: libc::c_int) {
+    // SAFETY: kill(2) with the pid of a child we have not yet waited for; no memory is shared.
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+    assert_eq!(rc, 0, "kill({}) failed", sig);
+}
+
 /// Waits for a process, killing it after `timeout`; true when it exited 0.
 pub fn wait_with_timeout(child: &mut Child, timeout: Duration) -> bool {
     let deadline = Instant::now() + timeout;

@@ -127,14 +127,25 @@ fn directed_jobs_run_through_workers_and_refuse_last2() {
     assert_eq!(depths, reference_bfs(&gens));
     assert_eq!(json["directed"], true);
     assert_eq!(json["complete"], true);
-    let o = cayley(&["run", &spec, "--directed", "--keep-levels", "last2", "-q"]);
+    let refused = dir.path().join("refused");
+    let refused = refused.to_str().unwrap();
+    let o = cayley(&[
+        "run",
+        &spec,
+        "--directed",
+        "--keep-levels",
+        "last2",
+        "-q",
+        "--out",
+        refused,
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr_text(&o).contains("--keep-levels last2 cannot be used"),
         "{}",
         stderr_text(&o)
     );
-    let o = cayley(&["run", "loopover:2x2", "--directed", "-q"]);
+    let o = cayley(&["run", "loopover:2x2", "--directed", "-q", "--out", refused]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr_text(&o).contains("--directed applies to perm: files"),

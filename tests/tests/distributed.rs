@@ -3,7 +3,7 @@
 //! or the independent hash-set BFS of `cayley_tests`.
 
 use cayley_tests::cube::{cube_sticker_generators, cube_tws};
-use cayley_tests::procs::{start_worker, wait_until, worker_output, Coordinator};
+use cayley_tests::procs::{signal, start_worker, wait_until, worker_output, Coordinator};
 use cayley_tests::{loopover_generators, reference_bfs, reference_tracked_bfs};
 use std::time::Duration;
 
@@ -115,12 +115,6 @@ fn a_worker_joining_after_level_3_gets_tasks() {
     };
     assert!(tasks(&late_err) > 0, "the late worker computed no task: {}", late_err);
     assert_eq!(coordinator.finish(LONG), LOOPOVER_2X5);
-}
-
-fn signal(child: &std::process::Child, sig: libc::c_int) {
-    // SAFETY: kill(2) with the pid of a child we have not yet waited for; no memory is shared.
-    let rc = unsafe { libc::kill(child.id() as libc::pid_t, sig) };
-    assert_eq!(rc, 0, "kill({}) failed", sig);
 }
 
 #[test]

@@ -5,8 +5,9 @@ pub mod finish;
 pub mod service;
 pub mod state;
 
+use crate::manifest::JOURNAL_SYNC_INTERVAL;
 use cayley_proto::coordinator_server::CoordinatorServer;
-use service::{check_token, CoordinatorService};
+use service::{check_token, publish_end, CoordinatorService};
 use state::{JobState, Phase};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -30,6 +31,8 @@ pub struct Running {
     phase_rx: watch::Receiver<Phase>,
     shutdown_tx: watch::Sender<bool>,
     server: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
+    /// Fsyncs the journal a second after records arrive.
+    journal_clock: tokio::task::JoinHandle<()>,
 }
 
 /// Starts serving `state`.
@@ -37,11 +40,24 @@ pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> 
     let initial = state.phase.clone();
     let state = Arc::new(Mutex::new(state));
     let (phase_tx, phase_rx) = watch::channel(initial);
+    let phase_tx = Arc::new(phase_tx);
     let service = CoordinatorService {
         state: state.clone(),
-        phase_tx: Arc::new(phase_tx),
+        phase_tx: phase_tx.clone(),
         lease_secs: options.lease_secs,
     };
+    let journal_clock = tokio::spawn({
+        let state = state.clone();
+        async move {
+            let mut clock = tokio::time::interval(JOURNAL_SYNC_INTERVAL);
+            loop {
+                clock.tick().await;
+                let mut s = state.lock().expect("job state lock");
+                s.sync_journal_if_due();
+                publish_end(&s, &phase_tx);
+            }
+        }
+    });
     let mut builder = Server::builder().http2_keepalive_interval(Some(Duration::from_secs(10)));
     if let Some((cert, key)) = &options.tls {
         let read = |p: &PathBuf| std::fs::read(p).map_err(|e| anyhow::anyhow!("cannot read {}: {}", p.display(), e));
@@ -65,6 +81,7 @@ pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> 
         phase_rx,
         shutdown_tx,
         server,
+        journal_clock,
     })
 }
 
@@ -105,9 +122,30 @@ impl Running {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        self.journal_clock.abort();
         let _ = self.shutdown_tx.send(true);
         self.server.await??;
         Ok(self.state)
+    }
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM (`kill`, a container or batch
+/// system stopping the process) with the reason to stop the job: either way
+/// the coordinator stops cleanly, with the manifest and journal synced and
+/// the command that continues the job printed, instead of dying mid-record.
+pub async fn interrupted() -> String {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => tokio::select! {
+            _ = tokio::signal::ctrl_c() => "interrupted (SIGINT)".to_string(),
+            _ = term.recv() => "terminated (SIGTERM)".to_string(),
+        },
+        // Without a SIGTERM handler the default applies: the process dies,
+        // losing at most the journal's last second (see the crash model).
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            "interrupted (SIGINT)".to_string()
+        }
     }
 }
 

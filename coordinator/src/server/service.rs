@@ -25,10 +25,15 @@ impl CoordinatorService {
     fn with_state<T>(&self, f: impl FnOnce(&mut JobState) -> T) -> T {
         let mut state = self.state.lock().expect("job state lock");
         let out = f(&mut state);
-        if state.phase != Phase::Running && *self.phase_tx.borrow() == Phase::Running {
-            let _ = self.phase_tx.send(state.phase.clone());
-        }
+        publish_end(&state, &self.phase_tx);
         out
+    }
+}
+
+/// Tells whoever waits for the job's end (once) that it has ended.
+pub fn publish_end(state: &JobState, phase_tx: &watch::Sender<Phase>) {
+    if state.phase != Phase::Running && *phase_tx.borrow() == Phase::Running {
+        let _ = phase_tx.send(state.phase.clone());
     }
 }
 

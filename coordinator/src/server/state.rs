@@ -253,6 +253,18 @@ impl JobState {
         }
     }
 
+    /// Makes the running level's journal durable when records have waited
+    /// a second (the server calls this on a clock); a journal that cannot be
+    /// synced stops the job like one that cannot be written.
+    pub fn sync_journal_if_due(&mut self) {
+        if self.phase != Phase::Running {
+            return;
+        }
+        if let Some(Err(e)) = self.journal.as_mut().map(Journal::sync_if_due) {
+            self.stop(format!("cannot record progress: {:#}", e));
+        }
+    }
+
     /// Seconds since the running level (re)started in this process.
     pub fn level_elapsed(&self) -> f64 {
         self.level_started.elapsed().as_secs_f64()

@@ -51,7 +51,7 @@ pub fn loopover(rows: usize, cols: usize, metric: Metric) -> Puzzle {
         moves,
         grid: Some((rows, cols)),
         labels: (1..=n).map(|i| i.to_string()).collect(),
-        solved: (0..n as u8).collect(),
+        solved: Perm::identity(n).images().to_vec(),
         reachable_states: None,
         coding: None,
         symmetries: board_symmetries(rows, cols),

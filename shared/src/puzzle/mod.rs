@@ -184,7 +184,8 @@ impl Puzzle {
             slots: labels.len(),
             moves,
             grid: None,
-            solved: (0..labels.len() as u8).collect(),
+            // `0..len as u8` would be empty at 256 points.
+            solved: Perm::identity(labels.len()).images().to_vec(),
             labels,
             reachable_states: None,
             coding: None,

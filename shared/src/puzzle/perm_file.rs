@@ -228,7 +228,8 @@ fn check_generator(name: &str, cycles: &[Vec<usize>]) -> Result<(), String> {
 
 /// The permutation of `degree` points with the given disjoint cycles.
 fn perm_from_cycles(degree: usize, cycles: &[Vec<usize>]) -> Perm {
-    let mut images: Vec<u8> = (0..degree as u8).collect();
+    // Not `0..degree as u8`: that range is empty at 256 points.
+    let mut images: Vec<u8> = Perm::identity(degree).images().to_vec();
     for c in cycles {
         for (k, &p) in c.iter().enumerate() {
             images[p] = c[(k + 1) % c.len()] as u8;

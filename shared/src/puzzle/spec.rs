@@ -97,7 +97,10 @@ pub fn parse_puzzle_with_file(spec: &str, metric: Metric, file_text: Option<&str
     };
     if no_symmetry {
         puzzle.symmetries.clear();
-        puzzle.spec = spec.trim().to_string();
+        // The canonical order of the options, so the spec parses back to
+        // this puzzle (not the text as typed, whose flag may sit elsewhere).
+        let (before, track) = split_track(&puzzle.spec);
+        puzzle.spec = job_spec_with(before, false, true, track);
     }
     Ok(puzzle)
 }
@@ -105,10 +108,13 @@ pub fn parse_puzzle_with_file(spec: &str, metric: Metric, file_text: Option<&str
 /// Option of a job's spec string that turns symmetry reduction off.
 pub const NO_SYMMETRY_FLAG: &str = " --no-symmetry";
 
-/// The spec without ` --no-symmetry`, and whether it was there.
+/// The spec without ` --no-symmetry`, and whether it was there. Like
+/// ` --directed`, the flag is recognised only where [`job_spec_with`] puts
+/// it: at the end of the spec, before ` --track LIST`.
 pub fn strip_no_symmetry(spec: &str) -> (String, bool) {
-    match spec.find(NO_SYMMETRY_FLAG) {
-        Some(at) => (format!("{}{}", &spec[..at], &spec[at + NO_SYMMETRY_FLAG.len()..]), true),
+    let (before, track) = split_track(spec);
+    match before.strip_suffix(NO_SYMMETRY_FLAG) {
+        Some(base) => (job_spec(base, false, track), true),
         None => (spec.to_string(), false),
     }
 }

@@ -60,6 +60,16 @@ pub(super) fn generators(
         if is_identity(&perm) && !omitted {
             return Err(bad(Some(m.line), format!("move {} changes nothing", m.name)));
         }
+        let order = cycle_order(&perm);
+        if order > MAX_POWERS {
+            return Err(bad(
+                Some(m.line),
+                format!(
+                    "move {} has order {}: its powers are moves (and are walked through to name them), at most {} are supported",
+                    m.name, order, MAX_POWERS
+                ),
+            ));
+        }
         bases.push(Base {
             name: m.name.clone(),
             perm,
@@ -81,9 +91,19 @@ pub(super) fn generators(
                     Metric::Mtm => true,
                     Metric::Stm => signed.unsigned_abs() as usize == step,
                 };
-            if wanted && !out.iter().any(|(_, p)| *p == perm) {
-                out.push((name, perm));
+            if !wanted || out.iter().any(|(_, p)| *p == perm) {
+                continue;
             }
+            if out.iter().any(|(n, _)| *n == name) {
+                return Err(bad(
+                    None,
+                    format!(
+                        "the name {} (move {} or one of its powers) is already another move's; rename one of them",
+                        name, base.name
+                    ),
+                ));
+            }
+            out.push((name, perm));
         }
     }
     Ok(out)
@@ -183,8 +203,38 @@ fn kept_exponents(bases: &[Base], list: &[String]) -> Result<Vec<Option<usize>>,
     Ok(steps)
 }
 
-/// Order of a permutation (at most the product of a few small cycle
-/// lengths for any move of a real puzzle).
+/// Largest order a move may have: every power is enumerated, and a move of a
+/// few lines can have order 10^15, whose powers would never fit memory.
+const MAX_POWERS: u128 = 1024;
+
+/// Order of a permutation from its cycle lengths (their lcm, saturating),
+/// without walking through its powers.
+fn cycle_order(perm: &[u16]) -> u128 {
+    fn gcd(a: u128, b: u128) -> u128 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let mut seen = vec![false; perm.len()];
+    let mut order = 1u128;
+    for start in 0..perm.len() {
+        let mut len = 0u128;
+        let mut p = start;
+        while !seen[p] {
+            seen[p] = true;
+            p = perm[p] as usize;
+            len += 1;
+        }
+        if len > 1 {
+            order = (order / gcd(order, len)).saturating_mul(len);
+        }
+    }
+    order
+}
+
+/// Order of a permutation (at most [`MAX_POWERS`]: checked when the move is read).
 fn order_of(perm: &[u16]) -> usize {
     let mut p = perm.to_vec();
     let mut order = 1;

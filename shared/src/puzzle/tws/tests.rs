@@ -272,3 +272,27 @@ fn definitions_of_any_size_give_their_group() {
     assert_eq!(group.degree, 300);
     assert_eq!(group.generators.len(), 3); // C, C', S
 }
+
+#[test]
+fn a_move_with_too_many_powers_is_refused() {
+    // Cycles of the first primes (and 4) over 240 pieces: order 6·10^14.
+    let mut comes_from: Vec<usize> = Vec::new();
+    for len in [3, 4, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41] {
+        let start = comes_from.len();
+        comes_from.extend((0..len).map(|i| start + (i + 1) % len + 1));
+    }
+    let n = comes_from.len();
+    let line: Vec<String> = comes_from.iter().map(|v| v.to_string()).collect();
+    let solved: Vec<String> = (1..=n).map(|v| v.to_string()).collect();
+    let text = format!(
+        "Set P {} 1\nSolved\nP\n{}\nEnd\nMove A\nP\n{}\nEnd\n",
+        n,
+        solved.join(" "),
+        line.join(" ")
+    );
+    for metric in [Metric::Mtm, Metric::Stm] {
+        let err = build(&text, metric).unwrap_err().to_string();
+        // lcm(3, 4, 5, 7, 11, …, 41) = 4 · 3 · 5 · 7 · 11 · 13 · 17 · 19 · 23 · 29 · 31 · 37 · 41.
+        assert!(err.contains("move A has order 608500527054420"), "{}", err);
+    }
+}

@@ -1,0 +1,148 @@
+//! The `.tws` parser on generated definitions (sets with orientations,
+//! identical pieces, moves of some sets), mutated ones and arbitrary text.
+//! An accepted definition without orientation or identical pieces must
+//! round-trip: written back as one set, it gives the same moves and solved
+//! state.
+
+use crate::edits::{config, inputs};
+use crate::puzzles::{assert_names_the_line, assert_well_formed};
+use cayley_shared::puzzle::{parse_puzzle_with_file, Metric, Puzzle};
+use proptest::prelude::*;
+
+const PATH: &str = "fuzz.tws";
+
+/// (name, pieces, orientations) of a `Set` line.
+type Set = (&'static str, usize, usize);
+
+fn numbers(values: &[usize]) -> String {
+    values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" ")
+}
+
+/// A set's lines in a block: its name, a permutation line (1-based), and
+/// maybe an orientation line.
+fn set_lines(set: Set, identical: bool) -> impl Strategy<Value = Vec<String>> {
+    let (name, pieces, orientations) = set;
+    let perm = Just((1..=pieces).collect::<Vec<usize>>()).prop_shuffle();
+    let ori = prop::option::of(prop::collection::vec(0..orientations, pieces));
+    (perm, ori, 1..=pieces).prop_map(move |(mut perm, ori, top)| {
+        if identical {
+            // Pieces above `top` become copies of `top`: still 1..m, none missing.
+            perm.iter_mut().for_each(|v| *v = (*v).min(top));
+        }
+        let mut lines = vec![name.to_string(), numbers(&perm)];
+        lines.extend(ori.map(|o| numbers(&o)));
+        lines
+    })
+}
+
+/// A block (`Solved` or `Move NAME`) over some of the sets.
+fn block(header: String, sets: Vec<Set>, identical: bool) -> impl Strategy<Value = Vec<String>> {
+    let bodies: Vec<_> = sets.into_iter().map(|s| set_lines(s, identical)).collect();
+    (bodies, prop::collection::vec(any::<bool>(), 3)).prop_map(move |(bodies, keep)| {
+        let mut lines = vec![header.clone()];
+        for (body, keep) in bodies.into_iter().zip(keep.into_iter().chain(std::iter::repeat(true))) {
+            if keep {
+                lines.extend(body);
+            }
+        }
+        lines.push("End".to_string());
+        lines
+    })
+}
+
+/// A whole definition: `Set` lines, a `Solved` block and up to four moves.
+fn definition() -> impl Strategy<Value = String> {
+    // Distinct names mostly (mutations repeat them too).
+    let names = prop::sample::subsequence(&["P", "C", "E", "T"][..], 1..4).prop_shuffle();
+    let sets = names.prop_flat_map(|names| {
+        let sizes = prop::collection::vec((1..7usize, 1..4usize), names.len());
+        (Just(names), sizes).prop_map(|(names, sizes)| {
+            names
+                .into_iter()
+                .zip(sizes)
+                .map(|(n, (p, o))| (n, p, o))
+                .collect::<Vec<Set>>()
+        })
+    });
+    (sets, any::<bool>(), any::<bool>())
+        .prop_flat_map(|(sets, named, identical)| {
+            let move_names = prop::sample::subsequence(&["U", "R", "F", "A", "U'"][..], 1..5).prop_shuffle();
+            let moves = move_names.prop_flat_map({
+                let sets = sets.clone();
+                move |names| {
+                    let blocks: Vec<_> = names
+                        .into_iter()
+                        .map(|name| block(format!("Move {}", name), sets.clone(), false))
+                        .collect();
+                    blocks
+                }
+            });
+            let head: Vec<String> = named
+                .then(|| "Name Fuzz".to_string())
+                .into_iter()
+                .chain(sets.iter().map(|(n, p, o)| format!("Set {} {} {}", n, p, o)))
+                .collect();
+            (Just(head), block("Solved".into(), sets.clone(), identical), moves)
+        })
+        .prop_map(|(head, solved, moves)| {
+            let mut lines = head;
+            lines.extend(solved);
+            lines.extend(moves.into_iter().flatten());
+            lines.join("\n") + "\n"
+        })
+}
+
+/// A definition to try: generated, mutated, or any text at all.
+fn text() -> impl Strategy<Value = String> {
+    inputs(definition, 3, 4)
+}
+
+/// A puzzle without orientation or identical pieces as a one-set `.tws`
+/// file: the solved line says which piece sits in each position, a move's
+/// line which position's content comes to each position.
+fn written_back(p: &Puzzle) -> String {
+    let n = p.slots;
+    let mut piece_at = vec![0; n];
+    for (piece, &slot) in p.solved.iter().enumerate() {
+        piece_at[slot as usize] = piece + 1;
+    }
+    let mut text = format!("Set P {} 1\nSolved\nP\n{}\nEnd\n", n, numbers(&piece_at));
+    for m in &p.moves {
+        let comes_from: Vec<usize> = (0..n).map(|j| m.perm.inverse()[j] as usize + 1).collect();
+        text.push_str(&format!("Move {}\nP\n{}\nEnd\n", m.name, numbers(&comes_from)));
+    }
+    text
+}
+
+/// Parses `text` as a `.tws` file and checks the outcome.
+fn check_tws(text: &str, metric: Metric) {
+    match parse_puzzle_with_file(&format!("tws:{}", PATH), metric, Some(text)) {
+        Ok(p) => {
+            assert_well_formed(&p, text);
+            if p.coding.is_none() {
+                // Every move and its inverse are already there: in stm
+                // each base move adds only its inverse, so nothing new.
+                let back = written_back(&p);
+                let q = parse_puzzle_with_file("tws:back.tws", Metric::Stm, Some(&back))
+                    .unwrap_or_else(|e| panic!("{:?} parsed, written back as {:?} it did not: {}", text, back, e));
+                let perms = |p: &Puzzle| {
+                    let mut images: Vec<Vec<u8>> = p.moves.iter().map(|m| m.perm.images().to_vec()).collect();
+                    images.sort();
+                    images
+                };
+                assert_eq!(perms(&p), perms(&q), "{:?}", text);
+                assert_eq!((p.slots, &p.solved), (q.slots, &q.solved), "{:?}", text);
+            }
+        }
+        Err(e) => assert_names_the_line(&e, PATH, text),
+    }
+}
+
+proptest! {
+    #![proptest_config(config(25_000))]
+
+    #[test]
+    fn tws_files_parse_round_trip_or_name_the_line(text in text(), stm in any::<bool>()) {
+        check_tws(&text, if stm { Metric::Stm } else { Metric::Mtm });
+    }
+}

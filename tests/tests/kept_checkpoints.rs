@@ -1,0 +1,111 @@
+//! No work is lost when `cayley run` ends without results (issue 11): the
+//! checkpoint, a temporary one included, is kept and the command that
+//! continues it printed; running that command finishes the job. The table
+//! is Loopover 2×5 MTM from tests/data/loopover-mtm.csv.
+
+use cayley_tests::symmetry::published_loopover_mtm;
+use cayley_tests::{cayley, json_u64s, read_json, stderr_text, test_dir};
+use std::path::{Path, PathBuf};
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+/// The checkpoint named by the `cayley resume DIR` a failed run printed.
+fn printed_resume_dir(err: &str) -> PathBuf {
+    let tail = err
+        .split("`cayley resume ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no resume command in {:?}", err));
+    PathBuf::from(tail.split('`').next().expect("closing backquote"))
+}
+
+#[test]
+fn run_with_an_unwritable_out_keeps_its_checkpoint_and_resume_finishes() {
+    let root = test_dir();
+    // A directory below a regular file cannot be created, even by root.
+    let blocker = root.path().join("a-file");
+    std::fs::write(&blocker, b"not a directory").unwrap();
+    let unwritable = blocker.join("out");
+    let scratch = root.path().join("scratch");
+    let given = root.path().join("ck");
+    for checkpoint in [None, Some(&given)] {
+        let mut args = vec![
+            "run",
+            "loopover:2x5",
+            "--out",
+            s(&unwritable),
+            "--scratch",
+            s(&scratch),
+            "-q",
+        ];
+        if let Some(ck) = checkpoint {
+            args.extend(["--checkpoint-dir", s(ck)]);
+        }
+        let o = cayley(&args);
+        let err = stderr_text(&o);
+        assert!(!o.status.success(), "{:?} succeeded", args);
+        assert!(err.contains(s(&unwritable)), "the output folder is not named: {}", err);
+        let ck = printed_resume_dir(&err);
+        match checkpoint {
+            Some(given) => assert_eq!(&ck, given),
+            None => assert_eq!(ck.parent(), Some(scratch.as_path()), "{}", err),
+        }
+        // The whole table is in the kept checkpoint: resuming only writes it.
+        let manifest = read_json(&ck.join("manifest.json")).expect("kept manifest.json");
+        assert_eq!(manifest["finished"], true, "{}", ck.display());
+        let out = root.path().join(format!("out-{}", checkpoint.is_some()));
+        let o = cayley(&["resume", s(&ck), "--out", s(&out), "-q"]);
+        assert!(o.status.success(), "{}", stderr_text(&o));
+        let json = read_json(&out.join("result.json")).expect("result.json");
+        assert_eq!(json_u64s(&json["depths"]), published_loopover_mtm("2x5"));
+        assert_eq!(json["complete"], true);
+    }
+}
+
+#[test]
+fn sigterm_stops_a_run_cleanly_and_prints_the_resume_command() {
+    use cayley_tests::procs::signal;
+    use std::io::Read;
+    let root = test_dir();
+    let scratch = root.path().join("scratch");
+    let out = root.path().join("out");
+    let mut run = std::process::Command::new(cayley_tests::cayley_bin())
+        .args(["run", "loopover:2x5", "--threads", "1", "-q"])
+        .args(["--scratch", s(&scratch), "--out", s(&out)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start cayley run");
+    // Terminated once its temporary checkpoint has recorded level 2.
+    let levels = || {
+        std::fs::read_dir(&scratch)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| read_json(&e.ok()?.path().join("manifest.json")))
+            .map(|m| m["levels"].as_array().map_or(0, Vec::len))
+            .max()
+            .unwrap_or(0)
+    };
+    let mut exited = None;
+    let reached = cayley_tests::wait_for(std::time::Duration::from_secs(120), || {
+        exited = run.try_wait().expect("run status");
+        exited.is_some() || levels() > 2
+    });
+    assert!(reached && exited.is_none(), "level 2 never recorded: {:?}", exited);
+    signal(&run, libc::SIGTERM);
+    let mut err = String::new();
+    run.stderr.take().expect("piped").read_to_string(&mut err).unwrap();
+    let status = run.wait().expect("reap run");
+    assert!(!err.contains("panicked"), "{}", err);
+    // Levels 3 to 12 take seconds, so the signal all but always lands
+    // mid-run; a run that still beat it has written its results instead.
+    if !status.success() {
+        assert!(err.contains("terminated (SIGTERM)"), "{}", err);
+        let ck = printed_resume_dir(&err);
+        let o = cayley(&["resume", s(&ck), "--out", s(&out), "-q"]);
+        assert!(o.status.success(), "{}", stderr_text(&o));
+    }
+    let json = read_json(&out.join("result.json")).expect("result.json");
+    assert_eq!(json_u64s(&json["depths"]), published_loopover_mtm("2x5"));
+}
