@@ -59,7 +59,10 @@ impl SearchContext {
             }
             KernelData::Coded(_) => 0,
             // The fiber-map tables are shared and bounded, not per shard.
-            KernelData::Reduced(_) => crate::reduced::tables::TABLE_CACHE_BYTES as u64,
+            KernelData::Reduced(_) => match &self.job.space {
+                Space::Reduced(space) => space.table_bytes(self.job.puzzle.moves.len()),
+                _ => unreachable!("the kernel data matches the space"),
+            },
         }
     }
 

@@ -65,7 +65,7 @@ pub fn requirements(job: &Job) -> Requirements {
                 }
         }
         Space::Coded(_) => 0,
-        Space::Reduced(_) => crate::reduced::tables::TABLE_CACHE_BYTES as u64,
+        Space::Reduced(space) => space.table_bytes(job.puzzle.moves.len()),
     };
     // One task holds its sources, its own two earlier levels and its
     // output; one more shard of slack covers a frame being decompressed.

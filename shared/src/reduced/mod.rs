@@ -158,6 +158,16 @@ impl ReducedSpace {
         FiberMap::new(&self.fiber, &self.tables, source, f, g)
     }
 
+    /// Most memory the shared fiber-map tables can take with `moves` moves:
+    /// the cache's bound, or all the tables the maps of every shard could
+    /// need when that is less (small spaces).
+    pub fn table_bytes(&self, moves: usize) -> u64 {
+        let parities = 2;
+        let per_map = (self.fiber.row_states() * parities + self.fiber.rows()) * 8;
+        let all_maps = self.shards().saturating_mul(moves as u64 + 1).saturating_mul(per_map);
+        all_maps.min(tables::TABLE_CACHE_BYTES as u64)
+    }
+
     /// Lookups of fiber-map tables answered from the cache, and tables built.
     pub fn table_hits(&self) -> (u64, u64) {
         self.tables.hit_counts()
