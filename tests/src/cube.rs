@@ -1,6 +1,6 @@
 //! `.tws` definitions of the 2×2×2 and 3×3×3 cubes, derived here from the
-//! cube's geometry (no table copied from anywhere), for the group-order
-//! tests.
+//! cube's geometry (no table copied from anywhere), for the group-order,
+//! twisty-puzzle and declared-symmetry tests.
 //!
 //! Cubies sit at integer points of `{-1, 0, 1}³`; a sticker is a cubie
 //! position plus an outward axis direction. A face turn rotates the cubies
@@ -206,6 +206,75 @@ pub fn corner_twist_moves(faces: &str) -> Vec<(Vec<usize>, Vec<usize>)> {
             set_move(&positions(0), normal)
         })
         .collect()
+}
+
+/// A rigid motion of the cube (rotation or mirror image) as an integer
+/// matrix: `v ↦ M v`.
+pub type Motion = [[i32; 3]; 3];
+
+fn apply_motion(m: &Motion, v: Vec3) -> Vec3 {
+    [dot(m[0], v), dot(m[1], v), dot(m[2], v)]
+}
+
+/// The `.tws` text of the 2×2×2 cube's corner *positions* alone (one set,
+/// no orientation: distinct pieces, so symmetry reduction applies), quarter
+/// turns of `faces` as moves, and each motion of `symmetries` as a
+/// `Symmetry` block: the motion carries the corner at `v` to `M v`, written
+/// as a move would be (position `M v` receives the content of `v`).
+pub fn corner_positions_tws(faces: &str, symmetries: &[(&str, Motion)]) -> String {
+    let places = positions(0);
+    let id: Vec<usize> = (0..places.len()).collect();
+    let mut text = format!(
+        "# corner positions of the 2x2x2 cube, moves {faces}\nSet CORNERS {} 1\nSolved\nCORNERS\n{}\nEnd\n",
+        places.len(),
+        line(&id, true)
+    );
+    for face in faces.chars() {
+        let (perm, _) = set_move(&places, face_normal(face));
+        text += &format!("Move {}\nCORNERS\n{}\nEnd\n", face, line(&perm, true));
+    }
+    for (name, m) in symmetries {
+        let mut perm = id.clone();
+        for (s, &v) in places.iter().enumerate() {
+            let to = apply_motion(m, v);
+            perm[places.iter().position(|&p| p == to).expect("motions keep corners")] = s;
+        }
+        text += &format!("Symmetry {}\nCORNERS\n{}\nEnd\n", name, line(&perm, true));
+    }
+    text
+}
+
+/// Quarter turns of `faces` on the corner positions, as image lists (slot
+/// `s`'s content goes to `g[s]`), with their half and inverse turns when
+/// `all_powers` (the half-turn metric) or only their inverses.
+pub fn corner_position_generators(faces: &str, all_powers: bool) -> Vec<Vec<u8>> {
+    let places = positions(0);
+    let mut gens = Vec::new();
+    for face in faces.chars() {
+        let normal = face_normal(face);
+        let quarter: Vec<u8> = places
+            .iter()
+            .map(|&v| {
+                let to = if dot(v, normal) == 1 { turn(normal, v) } else { v };
+                places.iter().position(|&p| p == to).expect("turns keep corners") as u8
+            })
+            .collect();
+        let power = |k: usize| -> Vec<u8> {
+            (0..quarter.len())
+                .map(|s| (0..k).fold(s as u8, |x, _| quarter[x as usize]))
+                .collect()
+        };
+        let kept: &[usize] = if all_powers { &[1, 2, 3] } else { &[1, 3] };
+        gens.extend(kept.iter().map(|&k| power(k)));
+    }
+    gens
+}
+
+fn face_normal(face: char) -> Vec3 {
+    let &(_, axis, side) = FACES.iter().find(|f| f.0 == face).expect("a face letter");
+    let mut normal = [0; 3];
+    normal[axis] = side;
+    normal
 }
 
 #[cfg(test)]

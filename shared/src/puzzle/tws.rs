@@ -13,10 +13,14 @@
 //!
 //! Metric: `mtm` (default, as in twsearch) makes every power of a move one
 //! move (`U`, `U2`, `U'`); `stm` keeps each move and its inverse.
+//!
+//! `Symmetry` blocks declare symmetries to reduce by, checked against the
+//! moves searched ([`symmetries`]).
 
 mod moves;
 mod options;
 mod parse;
+mod symmetries;
 
 pub use options::{split_tws_args, TwsOptions};
 
@@ -104,11 +108,15 @@ fn from_text(spec: &str, path: &str, text: &str, metric: Metric, options: &TwsOp
     }
     let identical = def.solved.iter().any(|pos| !is_permutation(&pos.perm));
     let oriented = def.sets.iter().any(|s| s.orientations > 1);
-    if identical || oriented {
-        return coded_puzzle(spec, path, metric, &def, moves);
-    }
-    let mut puzzle = Puzzle::permutation(spec, metric, moves, point_labels(&def.sets));
-    puzzle.solved = solved_slots(&def);
+    let mut puzzle = if identical || oriented {
+        coded_puzzle(spec, path, metric, &def, moves)?
+    } else {
+        let mut puzzle = Puzzle::permutation(spec, metric, moves, point_labels(&def.sets));
+        puzzle.solved = solved_slots(&def);
+        puzzle
+    };
+    // Checked on the puzzle as built: its moves are those searched.
+    puzzle.symmetries = symmetries::declared(path, &def, &puzzle, options)?;
     Ok(puzzle)
 }
 

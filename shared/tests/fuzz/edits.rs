@@ -44,6 +44,7 @@ const TOKENS: &[&str] = &[
     "Solved",
     "Move",
     "Name",
+    "Symmetry",
     "symmetry ",
     " --track ",
     " --directed",

@@ -1,11 +1,12 @@
 //! The `.tws` parser on generated definitions (sets with orientations,
-//! identical pieces, moves of some sets), mutated ones and arbitrary text.
-//! An accepted definition without orientation or identical pieces must
-//! round-trip: written back as one set, it gives the same moves and solved
-//! state.
+//! identical pieces, moves of some sets, declared symmetries), mutated ones
+//! and arbitrary text. An accepted definition without orientation or
+//! identical pieces must round-trip: written back as one set, it gives the
+//! same moves, solved state and symmetries.
 
 use crate::edits::{config, inputs};
 use crate::puzzles::{assert_names_the_line, assert_well_formed};
+use cayley_shared::perm::Perm;
 use cayley_shared::puzzle::{parse_puzzle_with_file, Metric, Puzzle};
 use proptest::prelude::*;
 
@@ -50,7 +51,10 @@ fn block(header: String, sets: Vec<Set>, identical: bool) -> impl Strategy<Value
     })
 }
 
-/// A whole definition: `Set` lines, a `Solved` block and up to four moves.
+/// A whole definition: `Set` lines, a `Solved` block, up to four moves and
+/// maybe a `Symmetry` block: an arbitrary one (rarely a symmetry), or a copy
+/// of the first move (a symmetry when that move is the only one: the move
+/// conjugates its own powers to themselves).
 fn definition() -> impl Strategy<Value = String> {
     // Distinct names mostly (mutations repeat them too).
     let names = prop::sample::subsequence(&["P", "C", "E", "T"][..], 1..4).prop_shuffle();
@@ -82,12 +86,27 @@ fn definition() -> impl Strategy<Value = String> {
                 .into_iter()
                 .chain(sets.iter().map(|(n, p, o)| format!("Set {} {} {}", n, p, o)))
                 .collect();
-            (Just(head), block("Solved".into(), sets.clone(), identical), moves)
+            let symmetry = block("Symmetry S".into(), sets.clone(), false);
+            (
+                Just(head),
+                block("Solved".into(), sets.clone(), identical),
+                moves,
+                symmetry,
+                0..3u8,
+            )
         })
-        .prop_map(|(head, solved, moves)| {
+        .prop_map(|(head, solved, moves, symmetry, kind)| {
+            let symmetry = match kind {
+                1 => symmetry,
+                2 => std::iter::once("Symmetry S".to_string())
+                    .chain(moves[0][1..].iter().cloned())
+                    .collect(),
+                _ => Vec::new(),
+            };
             let mut lines = head;
             lines.extend(solved);
             lines.extend(moves.into_iter().flatten());
+            lines.extend(symmetry);
             lines.join("\n") + "\n"
         })
 }
@@ -99,17 +118,20 @@ fn text() -> impl Strategy<Value = String> {
 
 /// A puzzle without orientation or identical pieces as a one-set `.tws`
 /// file: the solved line says which piece sits in each position, a move's
-/// line which position's content comes to each position.
+/// (or symmetry's) line which position's content comes to each position.
 fn written_back(p: &Puzzle) -> String {
     let n = p.slots;
     let mut piece_at = vec![0; n];
     for (piece, &slot) in p.solved.iter().enumerate() {
         piece_at[slot as usize] = piece + 1;
     }
+    let comes_from = |perm: &Perm| -> Vec<usize> { (0..n).map(|j| perm.inverse()[j] as usize + 1).collect() };
     let mut text = format!("Set P {} 1\nSolved\nP\n{}\nEnd\n", n, numbers(&piece_at));
     for m in &p.moves {
-        let comes_from: Vec<usize> = (0..n).map(|j| m.perm.inverse()[j] as usize + 1).collect();
-        text.push_str(&format!("Move {}\nP\n{}\nEnd\n", m.name, numbers(&comes_from)));
+        text.push_str(&format!("Move {}\nP\n{}\nEnd\n", m.name, numbers(&comes_from(&m.perm))));
+    }
+    for (name, sigma) in &p.symmetries {
+        text.push_str(&format!("Symmetry {}\nP\n{}\nEnd\n", name, numbers(&comes_from(sigma))));
     }
     text
 }
@@ -132,6 +154,7 @@ fn check_tws(text: &str, metric: Metric) {
                 };
                 assert_eq!(perms(&p), perms(&q), "{:?}", text);
                 assert_eq!((p.slots, &p.solved), (q.slots, &q.solved), "{:?}", text);
+                assert_eq!(p.symmetries, q.symmetries, "{:?}", text);
             }
         }
         Err(e) => assert_names_the_line(&e, PATH, text),

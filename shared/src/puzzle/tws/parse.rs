@@ -1,10 +1,12 @@
 //! Reading the text of a `.tws` file into a [`Definition`].
 //!
 //! Keywords: `Name`, `Set NAME PIECES ORIENTATIONS`, one `Solved … End`
-//! block, `Move NAME … End` blocks and `MoveSequence NAME MOVE…` lines;
-//! `#` starts a comment. Inside a block each set name line is followed by
-//! its permutation line (1-based) and optionally an orientation line; a set
-//! left out is unchanged (solved: in order). In the Solved block an
+//! block, `Move NAME … End` blocks, `MoveSequence NAME MOVE…` lines and
+//! `Symmetry NAME … End` blocks (cayley's own: a symmetry to reduce by,
+//! written like a move; see [`super::symmetries`]); `#` starts a comment.
+//! Inside a block each set name line is followed by its permutation line
+//! (1-based) and optionally an orientation line; a set left out is
+//! unchanged (solved: in order). In the Solved block an
 //! orientation may be `?`: that piece's orientation is ignored. Sets the
 //! options omit are skipped wherever they appear. Anything else (twsearch's
 //! `Illegal`, `MoveAlias`, `MoveTransformation`, `StartState`, …) is
@@ -42,7 +44,7 @@ impl SetPos {
     }
 }
 
-/// A `Move` block.
+/// A `Move` block, or a `Symmetry` block (same shape).
 pub(super) struct BaseMove {
     pub name: String,
     pub line: usize,
@@ -62,6 +64,8 @@ pub(super) struct Definition {
     pub solved: Vec<SetPos>,
     pub moves: Vec<BaseMove>,
     pub sequences: Vec<Sequence>,
+    /// `Symmetry` blocks, in file order.
+    pub symmetries: Vec<BaseMove>,
 }
 
 /// Non-empty lines as (line number, tokens), comments removed.
@@ -90,6 +94,7 @@ pub(super) fn parse(path: &str, text: &str, options: &TwsOptions) -> Result<Defi
     let mut solved: Option<Vec<SetPos>> = None;
     let mut moves: Vec<BaseMove> = Vec::new();
     let mut sequences: Vec<Sequence> = Vec::new();
+    let mut symmetries: Vec<BaseMove> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         let (line, toks) = (lines[i].0, &lines[i].1);
@@ -101,8 +106,10 @@ pub(super) fn parse(path: &str, text: &str, options: &TwsOptions) -> Result<Defi
                 Err(bad(line, format!("expected '{}'", usage)))
             }
         };
+        // Moves, sequences and symmetries share one namespace, so that an
+        // error naming one of them is never ambiguous.
         let taken = |name: &str| {
-            let m = moves.iter().map(|m| (&m.name, m.line));
+            let m = moves.iter().chain(&symmetries).map(|m| (&m.name, m.line));
             let s = sequences.iter().map(|s| (&s.name, s.line));
             m.chain(s).find(|(n, _)| *n == name).map(|(_, l)| l)
         };
@@ -143,11 +150,11 @@ pub(super) fn parse(path: &str, text: &str, options: &TwsOptions) -> Result<Defi
                 if declared.is_empty() || solved.is_some() {
                     return Err(bad(line, "one Solved block must follow the Set lines".into()));
                 }
-                let (pos, next) = read_block(path, &lines, i, &sets, &declared, None)?;
+                let (pos, next) = read_block(path, &lines, i, &sets, &declared, Block::Solved)?;
                 solved = Some(pos);
                 i = next;
             }
-            "Move" | "MoveSequence" if solved.is_none() => {
+            "Move" | "MoveSequence" | "Symmetry" if solved.is_none() => {
                 return Err(bad(line, format!("{} must follow the Solved block", toks[0])));
             }
             "Move" => {
@@ -158,8 +165,24 @@ pub(super) fn parse(path: &str, text: &str, options: &TwsOptions) -> Result<Defi
                         format!("move {} is already defined on line {}", toks[1], first),
                     ));
                 }
-                let (pos, next) = read_block(path, &lines, i, &sets, &declared, Some(toks[1]))?;
+                let (pos, next) = read_block(path, &lines, i, &sets, &declared, Block::Move(toks[1]))?;
                 moves.push(BaseMove {
+                    name: toks[1].to_string(),
+                    line,
+                    sets: pos,
+                });
+                i = next;
+            }
+            "Symmetry" => {
+                arity(2, "Symmetry NAME")?;
+                if let Some(first) = taken(toks[1]) {
+                    return Err(bad(
+                        line,
+                        format!("the name {} is already used on line {}", toks[1], first),
+                    ));
+                }
+                let (pos, next) = read_block(path, &lines, i, &sets, &declared, Block::Symmetry(toks[1]))?;
+                symmetries.push(BaseMove {
                     name: toks[1].to_string(),
                     line,
                     sets: pos,
@@ -185,15 +208,11 @@ pub(super) fn parse(path: &str, text: &str, options: &TwsOptions) -> Result<Defi
                     words: toks[2..].iter().map(|w| w.to_string()).collect(),
                 });
             }
-            "End" => return Err(bad(line, "End without an open Solved or Move block".into())),
+            "End" => return Err(bad(line, "End without an open Solved, Move or Symmetry block".into())),
             other => {
-                return Err(bad(
-                    line,
-                    format!(
-                        "'{}' is not supported (this reader knows Name, Set, Solved, Move, MoveSequence and End)",
-                        other
-                    ),
-                ))
+                let known = "Name, Set, Solved, Move, MoveSequence, Symmetry and End";
+                let why = format!("'{}' is not supported (this reader knows {})", other, known);
+                return Err(bad(line, why));
             }
         }
     }
@@ -214,11 +233,36 @@ pub(super) fn parse(path: &str, text: &str, options: &TwsOptions) -> Result<Defi
         solved,
         moves,
         sequences,
+        symmetries,
     })
 }
 
-/// Reads a block body from `lines[start]` through its `End`; `move_name` is
-/// `None` for `Solved`. `declared` lists every set, omitted ones included.
+/// The kind of block being read, for its rules and its messages.
+#[derive(Clone, Copy)]
+enum Block<'a> {
+    Solved,
+    Move(&'a str),
+    Symmetry(&'a str),
+}
+
+impl Block<'_> {
+    /// How messages name the block.
+    fn label(self) -> String {
+        match self {
+            Block::Solved => "the Solved block".to_string(),
+            Block::Move(name) => format!("move {}", name),
+            Block::Symmetry(name) => format!("symmetry {}", name),
+        }
+    }
+
+    /// Moves and symmetries are permutations of positions without `?`;
+    /// only Solved may repeat pieces or ignore orientations.
+    fn is_permutation(self) -> bool {
+        !matches!(self, Block::Solved)
+    }
+}
+
+/// Reads a block body from `lines[start]` through its `End`. `declared` lists every set, omitted ones included.
 /// Returns the position of every kept set and the index of the line after
 /// `End`.
 fn read_block(
@@ -227,14 +271,14 @@ fn read_block(
     start: usize,
     sets: &[SetDef],
     declared: &[String],
-    move_name: Option<&str>,
+    kind: Block,
 ) -> Result<(Vec<SetPos>, usize), SpecError> {
     let bad = |line: usize, why: String| SpecError::BadFile {
         path: path.to_string(),
         line: Some(line),
         why,
     };
-    let block = move_name.map_or("the Solved block".to_string(), |m| format!("move {}", m));
+    let block = kind.label();
     let mut given: Vec<Option<SetPos>> = vec![None; sets.len()];
     let mut named: Vec<&str> = Vec::new();
     let mut current: Option<OpenSet> = None;
@@ -255,8 +299,9 @@ fn read_block(
             continue;
         }
         if let Some((Some(s), named_on, rows)) = current.take() {
-            given[s] =
-                Some(read_set(&sets[s], &rows, named_on, &block, move_name.is_some()).map_err(|(l, why)| bad(l, why))?);
+            given[s] = Some(
+                read_set(&sets[s], &rows, named_on, &block, kind.is_permutation()).map_err(|(l, why)| bad(l, why))?,
+            );
         }
         if toks[0] == "End" {
             if toks.len() != 1 {
@@ -307,7 +352,7 @@ fn read_set(
     rows: &[(usize, &Vec<&str>)],
     named_on: usize,
     block: &str,
-    is_move: bool,
+    permutes: bool,
 ) -> Result<SetPos, (usize, String)> {
     match rows.len() {
         0 => return Err((named_on, format!("set {} has no permutation line", set.name))),
@@ -331,10 +376,10 @@ fn read_set(
         }
     }
     let (perm_line, perm_toks) = rows[0];
-    let perm = read_permutation(perm_toks, set, is_move).map_err(|why| (perm_line, format!("{}: {}", block, why)))?;
+    let perm = read_permutation(perm_toks, set, permutes).map_err(|why| (perm_line, format!("{}: {}", block, why)))?;
     let ori = match rows.get(1) {
         Some(&(line, toks)) => {
-            read_orientations(toks, set, is_move).map_err(|why| (line, format!("{}: {}", block, why)))?
+            read_orientations(toks, set, permutes).map_err(|why| (line, format!("{}: {}", block, why)))?
         }
         None => vec![Some(0); set.pieces],
     };
@@ -342,15 +387,16 @@ fn read_set(
     Ok(SetPos { perm, ori, line })
 }
 
-/// A permutation line, 0-based. Moves need a permutation; Solved may repeat
-/// values (identical pieces) but must use each of `1..=m`.
-fn read_permutation(toks: &[&str], set: &SetDef, is_move: bool) -> Result<Vec<usize>, String> {
+/// A permutation line, 0-based. Moves and symmetries (`permutes`) need a
+/// permutation; Solved may repeat values (identical pieces) but must use
+/// each of `1..=m`.
+fn read_permutation(toks: &[&str], set: &SetDef, permutes: bool) -> Result<Vec<usize>, String> {
     if toks.contains(&"?") {
         return Err(format!("set {}: '?' is only allowed in orientation lines", set.name));
     }
     let values: Vec<usize> = read_numbers(toks, 1, set.pieces)?.into_iter().map(|v| v - 1).collect();
     let mut seen = vec![false; set.pieces];
-    if is_move {
+    if permutes {
         if let Some(twice) = values.iter().find(|&&v| std::mem::replace(&mut seen[v], true)) {
             return Err(format!(
                 "set {} is not a permutation: {} appears twice",
@@ -374,7 +420,7 @@ fn read_permutation(toks: &[&str], set: &SetDef, is_move: bool) -> Result<Vec<us
 
 /// An orientation line: values below the set's number of orientations, or
 /// `?` (Solved only) for a piece whose orientation does not matter.
-fn read_orientations(toks: &[&str], set: &SetDef, is_move: bool) -> Result<Vec<Option<usize>>, String> {
+fn read_orientations(toks: &[&str], set: &SetDef, permutes: bool) -> Result<Vec<Option<usize>>, String> {
     let why = |why: String| {
         format!(
             "orientations of set {} ({} of them): {}",
@@ -383,7 +429,7 @@ fn read_orientations(toks: &[&str], set: &SetDef, is_move: bool) -> Result<Vec<O
     };
     toks.iter()
         .map(|&t| match t {
-            "?" if is_move => Err(why("'?' is only allowed in the Solved block".into())),
+            "?" if permutes => Err(why("'?' is only allowed in the Solved block".into())),
             "?" => Ok(None),
             _ => read_numbers(&[t], 0, set.orientations - 1)
                 .map(|v| Some(v[0]))

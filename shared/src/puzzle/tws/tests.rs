@@ -296,3 +296,142 @@ fn a_move_with_too_many_powers_is_refused() {
         assert!(err.contains("move A has order 608500527054420"), "{}", err);
     }
 }
+
+/// A5 on five positions: A cycles positions 1, 2, 3 and B positions 3, 4,
+/// 5. Reversing the row (1↔5, 2↔4) turns a 3-cycle of 1, 2, 3 into one of
+/// 5, 4, 3, that is B or B', and back: a symmetry in either metric.
+const A5: &str = "Set P 5 1\nSolved\nP\n1 2 3 4 5\nEnd\n\
+    Move A\nP\n2 3 1 4 5\nEnd\nMove B\nP\n1 2 4 5 3\nEnd\n";
+
+#[test]
+fn a_declared_symmetry_becomes_a_slot_permutation() {
+    let text = format!("{}# reverse the row\nSymmetry flip\nP\n5 4 3 2 1\n0 0 0 0 0\nEnd\n", A5);
+    for metric in [Metric::Mtm, Metric::Stm] {
+        let p = build(&text, metric).unwrap();
+        assert_eq!(p.symmetries.len(), 1);
+        assert_eq!(p.symmetries[0].0, "flip");
+        assert_eq!(p.symmetries[0].1.to_string(), "(1,5)(2,4)");
+        assert!(p.moves.iter().all(|m| m.name != "flip"), "a symmetry is not a move");
+    }
+    // Two sets and a solved state that is not the identity: P's 4-cycle
+    // and Q's swap are one move; reversing P turns the 4-cycle into its
+    // inverse (a move in mtm), and a set left out of the block is fixed.
+    let two = "Set P 4 1\nSet Q 2 1\nSolved\nP\n2 1 3 4\nEnd\nMove A\nP\n2 3 4 1\nQ\n2 1\nEnd\n";
+    let p = build(&format!("{}Symmetry r\nP\n4 3 2 1\nEnd\n", two), Metric::Mtm).unwrap();
+    assert_eq!(p.symmetries[0].1.to_string(), "(1,4)(2,3)");
+    let p = build(&format!("{}Symmetry rq\nQ\n2 1\nP\n4 3 2 1\nEnd\n", two), Metric::Mtm).unwrap();
+    assert_eq!(p.symmetries[0].1.to_string(), "(1,4)(2,3)(5,6)");
+}
+
+#[test]
+fn a_false_or_malformed_symmetry_is_refused_with_its_line() {
+    // A5's lines 1–13; the Symmetry block starts on line 14.
+    for (body, needle) in [
+        // (1 4) takes A to a 3-cycle of 4, 2, 3, which is not a move.
+        (
+            "Symmetry bad\nP\n4 2 3 1 5\nEnd\n",
+            "t.tws:14: 'bad' is not a symmetry of tws:t.tws",
+        ),
+        (
+            "Symmetry s\nP\n1 2 3\nEnd\n",
+            "t.tws:16: set P has 5 pieces but this line has 3",
+        ),
+        (
+            "Symmetry s\nP\n1 1 2 3 4\nEnd\n",
+            "t.tws:16: symmetry s: set P is not a permutation: 1 appears twice",
+        ),
+        ("Symmetry s\nQ\n1 2 3 4 5\nEnd\n", "t.tws:15: unknown set 'Q'"),
+        ("Symmetry s\nP\n5 4 3 2 1\n", "t.tws:14: symmetry s has no End"),
+        (
+            "Symmetry s\nP\n5 4 3 2 1\n0 1 0 0 0\nEnd\n",
+            "t.tws:17: symmetry s: orientations of set P (1 of them): 1 is out of range",
+        ),
+        (
+            "Symmetry s\nP\n5 4 3 2 1\n? 0 0 0 0\nEnd\n",
+            "'?' is only allowed in the Solved block",
+        ),
+        (
+            "Symmetry s\nP\n1 2 3 4 5\nEnd\n",
+            "t.tws:14: symmetry s changes nothing",
+        ),
+        (
+            "Symmetry A\nP\n5 4 3 2 1\nEnd\n",
+            "t.tws:14: the name A is already used on line 6",
+        ),
+        ("Symmetry\n", "t.tws:14: expected 'Symmetry NAME'"),
+        (
+            "Symmetry A'\nP\n5 4 3 2 1\nEnd\n",
+            "t.tws:14: the name A' is already a move's",
+        ),
+        (
+            "Symmetry s\nP\n5 4 3 2 1\nEnd\nMove s\nP\n2 1 3 4 5\nEnd\n",
+            "t.tws:18: move s is already defined on line 14",
+        ),
+    ] {
+        let text = format!("{}{}", A5, body);
+        match build(&text, Metric::Mtm) {
+            Ok(_) => panic!("accepted:\n{}", text),
+            Err(e) => assert!(e.to_string().contains(needle), "{:?}: {}", body, e),
+        }
+    }
+    let early = "Set P 2 1\nSymmetry s\n";
+    let err = build(early, Metric::Mtm).unwrap_err().to_string();
+    assert!(
+        err.contains("t.tws:2: Symmetry must follow the Solved block"),
+        "{}",
+        err
+    );
+}
+
+#[test]
+fn a_restriction_that_breaks_a_symmetry_makes_it_refused() {
+    let text = format!("{}Symmetry flip\nP\n5 4 3 2 1\nEnd\n", A5);
+    // Without B, flip takes A to a move that is not searched.
+    let err = with_options(&text, Metric::Mtm, " --moves A").unwrap_err().to_string();
+    assert!(
+        err.contains("t.tws:14: 'flip' is not a symmetry") && err.contains("--moves A keeps only some moves"),
+        "{}",
+        err
+    );
+    assert_eq!(
+        with_options(&text, Metric::Mtm, " --moves A,B")
+            .unwrap()
+            .symmetries
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn coded_puzzles_refuse_symmetries_unless_the_sets_that_code_them_are_left_out() {
+    // THREE_CYCLE's P is a plain 3-cycle, T one twisted piece (lines 1–20).
+    let reverse = format!("{}Symmetry rev\nP\n3 2 1\nEnd\n", THREE_CYCLE);
+    let err = build(&reverse, Metric::Mtm).unwrap_err().to_string();
+    assert!(
+        err.contains("t.tws:21: symmetry rev cannot be used") && err.contains("set T has 3 orientations"),
+        "{}",
+        err
+    );
+    // Without T the puzzle is plain, and reversing P inverts the 3-cycle.
+    let p = with_options(&reverse, Metric::Mtm, " --omit T").unwrap();
+    assert!(p.coding.is_none());
+    assert_eq!(p.symmetries.len(), 1);
+    assert_eq!(p.symmetries[0].1.to_string(), "(1,3)");
+    // A twist of T alone: refused with T, the identity (dropped) without it.
+    let twist = format!("{}Symmetry tw\nT\n1\n2\nEnd\n", THREE_CYCLE);
+    assert!(build(&twist, Metric::Mtm)
+        .unwrap_err()
+        .to_string()
+        .contains("cannot be used"));
+    assert!(with_options(&twist, Metric::Mtm, " --omit T")
+        .unwrap()
+        .symmetries
+        .is_empty());
+    let identical = "Set P 4 1\nSolved\nP\n1 1 2 2\nEnd\nMove A\nP\n2 3 4 1\nEnd\nSymmetry s\nP\n4 3 2 1\nEnd\n";
+    let err = build(identical, Metric::Mtm).unwrap_err().to_string();
+    assert!(
+        err.contains("t.tws:10: symmetry s cannot be used") && err.contains("set P has identical pieces"),
+        "{}",
+        err
+    );
+}
