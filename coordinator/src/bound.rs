@@ -1,8 +1,8 @@
 //! `cayley bound`: the counting lower bound on a puzzle's diameter (seed
 //! 002 §4.3), computed without searching.
 
-use cayley_shared::bound::puzzle_bound;
 use cayley_shared::puzzle::{job_spec, parse_puzzle, Metric};
+use cayley_shared::search::bound::puzzle_bound;
 use clap::Args;
 
 /// Which puzzle to bound.

@@ -1,8 +1,8 @@
 //! Command-line interface definitions.
 
-use cayley_shared::checkpoint::KeepLevels;
+use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::puzzle::{job_spec_with, Metric, TwsOptions};
-use cayley_shared::resources::parse_size;
+use cayley_shared::search::resources::parse_size;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 

@@ -1,13 +1,13 @@
 //! `cayley info`: what a run of a puzzle involves.
 
 use crate::cli::{InfoArgs, PuzzleArgs};
-use cayley_shared::checkpoint::KeepLevels;
-use cayley_shared::group::{order_of_points, puzzle_group_order};
-use cayley_shared::job::Job;
+use cayley_shared::files::checkpoint::KeepLevels;
+use cayley_shared::puzzle::group::{order_of_points, puzzle_group_order};
 use cayley_shared::puzzle::{
     parse_puzzle, split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError,
 };
-use cayley_shared::resources::{default_budget, human_bytes, requirements};
+use cayley_shared::search::job::Job;
+use cayley_shared::search::resources::{default_budget, human_bytes, requirements};
 use cayley_shared::space::Space;
 use std::path::Path;
 

@@ -18,7 +18,7 @@
 //! supports locking.
 
 use anyhow::Context;
-use cayley_shared::checkpoint::CheckpointDir;
+use cayley_shared::files::checkpoint::CheckpointDir;
 use fs4::{FileExt, TryLockError};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};

@@ -18,9 +18,9 @@
 //! describe files that exist.
 
 use anyhow::Context;
-use cayley_shared::checkpoint::{CheckpointDir, KeepLevels, MANIFEST_FILE};
-use cayley_shared::format::FORMAT_VERSION;
-use cayley_shared::job::Job;
+use cayley_shared::files::checkpoint::{CheckpointDir, KeepLevels, MANIFEST_FILE};
+use cayley_shared::files::format::FORMAT_VERSION;
+use cayley_shared::search::job::Job;
 use cayley_shared::space::Space;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -279,9 +279,9 @@ pub fn save_manifest(dir: &CheckpointDir, manifest: &Manifest) -> anyhow::Result
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(&bytes)?;
-        cayley_shared::format::sync_file(&f)?;
+        cayley_shared::files::format::sync_file(&f)?;
         std::fs::rename(&tmp, &path)?;
-        cayley_shared::format::sync_parent_dir(&path)
+        cayley_shared::files::format::sync_parent_dir(&path)
     };
     write().with_context(|| format!("cannot write {}", path.display()))
 }
@@ -347,7 +347,7 @@ impl Journal {
     /// Makes every appended record durable.
     pub fn sync(&mut self) -> anyhow::Result<()> {
         if self.unsynced {
-            cayley_shared::format::sync_file(&self.file)
+            cayley_shared::files::format::sync_file(&self.file)
                 .with_context(|| format!("cannot write {}", self.path.display()))?;
             self.unsynced = false;
         }
@@ -391,7 +391,7 @@ pub fn check_files_belong(dir: &CheckpointDir, manifest: &Manifest, fingerprint:
     for level in (1..=newest).rev().take(2) {
         for chunk in 0..manifest.job.chunks {
             let path = dir.chunk_path(level, chunk);
-            match cayley_shared::format::read_chunk_header(&path) {
+            match cayley_shared::files::format::read_chunk_header(&path) {
                 Ok(h) if h.id.fingerprint == fingerprint => return Ok(()),
                 Ok(h) => foreign = foreign.or(Some((path, h.id.fingerprint))),
                 Err(_) => {}

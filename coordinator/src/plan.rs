@@ -24,10 +24,10 @@
 use crate::cli::PlanArgs;
 use crate::info::plan_job;
 use anyhow::Context;
-use cayley_shared::bound::puzzle_bound;
-use cayley_shared::calibrate::{measure_disk, measure_kernel, measure_zstd, DiskRates, KernelRate, ZstdSample};
-use cayley_shared::context::SearchContext;
-use cayley_shared::resources::{default_budget, human_bytes, requirements};
+use cayley_shared::kernel::context::SearchContext;
+use cayley_shared::search::bound::puzzle_bound;
+use cayley_shared::search::calibrate::{measure_disk, measure_kernel, measure_zstd, DiskRates, KernelRate, ZstdSample};
+use cayley_shared::search::resources::{default_budget, human_bytes, requirements};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -162,7 +162,7 @@ fn print_calibration(kernel: &KernelRate, zstd: &[ZstdSample], disk: &DiskRates,
 }
 
 /// Stored bits per level, from the counting bound; `None` without one.
-fn level_model(job: &cayley_shared::job::Job, stored_total: f64) -> Option<Vec<f64>> {
+fn level_model(job: &cayley_shared::search::job::Job, stored_total: f64) -> Option<Vec<f64>> {
     let bound = puzzle_bound(&job.puzzle).ok()?;
     let states = bound.states.to_u128()? as f64;
     let scale = stored_total / states;
@@ -292,7 +292,7 @@ mod tests {
     #[test]
     fn modelled_levels_hold_every_stored_state_once() {
         let puzzle = cayley_shared::puzzle::parse_puzzle("loopover:2x5", cayley_shared::puzzle::Metric::Mtm).unwrap();
-        let job = cayley_shared::job::Job::new(puzzle, None).unwrap();
+        let job = cayley_shared::search::job::Job::new(puzzle, None).unwrap();
         let stored = job.space.states() as f64;
         let levels = level_model(&job, stored).expect("loopover has a counting bound");
         let bound = puzzle_bound(&job.puzzle).unwrap().bound;

@@ -5,15 +5,15 @@ use crate::info::plan_job;
 use crate::local::{run_local, LocalJob};
 use crate::lock::OwnerLock;
 use crate::manifest::{load_manifest, Manifest};
-use cayley_shared::checkpoint::{CheckpointDir, MANIFEST_FILE};
-use cayley_shared::job::Job;
+use cayley_shared::files::checkpoint::{CheckpointDir, MANIFEST_FILE};
 use cayley_shared::puzzle::{parse_puzzle_with_file, spec_file_text};
-use cayley_shared::resources::check_disk;
+use cayley_shared::search::job::Job;
+use cayley_shared::search::resources::check_disk;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let job = plan_job(&args.puzzle)?;
     args.keep_levels.check_for(&job)?;
-    cayley_shared::resources::check_budget(&job, crate::local::local_budget(&args.local))?;
+    cayley_shared::search::resources::check_budget(&job, crate::local::local_budget(&args.local))?;
     let scratch = args.local.scratch.clone().unwrap_or_else(std::env::temp_dir);
     // The disk check comes before anything is created; a temporary
     // checkpoint lives under --scratch.
@@ -41,7 +41,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         }
         None => {
             // Deleted after success: no fsyncs (see `set_durable`).
-            cayley_shared::format::set_durable(false);
+            cayley_shared::files::format::set_durable(false);
             let temp = tempfile::Builder::new()
                 .prefix("cayley-checkpoint-")
                 .tempdir_in(&scratch)

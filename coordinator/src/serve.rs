@@ -10,9 +10,9 @@ use crate::run::job_of_manifest;
 use crate::server::finish::result_of;
 use crate::server::state::{JobState, Phase};
 use crate::server::{self, ServeOptions};
-use cayley_shared::checkpoint::CheckpointDir;
+use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::puzzle::spec_file_text;
-use cayley_shared::resources::check_disk;
+use cayley_shared::search::resources::check_disk;
 use std::time::Duration;
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {

@@ -2,7 +2,7 @@
 
 use crate::cli::StatusArgs;
 use cayley_proto::StatusRequest;
-use cayley_shared::resources::human_bytes;
+use cayley_shared::search::resources::human_bytes;
 use std::time::Duration;
 
 pub fn status(args: StatusArgs) -> anyhow::Result<()> {

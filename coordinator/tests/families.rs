@@ -209,7 +209,10 @@ fn info_gives_the_group_of_files_beyond_256_points() {
     );
     let dir = tempfile::tempdir().unwrap();
     let spec = spec_file(dir.path(), "tws", "big.tws", &text);
-    let expected = (0..100).fold(cayley_shared::bignat::BigNat::factorial(100), |acc, _| acc.times(3));
+    let expected = (0..100).fold(
+        cayley_shared::puzzle::group::bignat::BigNat::factorial(100),
+        |acc, _| acc.times(3),
+    );
     let o = cayley(&["info", &spec]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);

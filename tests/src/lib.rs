@@ -320,6 +320,31 @@ pub fn write_json(path: &Path, value: &serde_json::Value) {
     std::fs::write(path, serde_json::to_vec_pretty(value).expect("JSON")).expect("write JSON");
 }
 
+/// `cayley run SPEC -q --out OUT extra…`, which must succeed with a complete
+/// table; its result.json.
+pub fn run_complete(out: &Path, spec: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["run", spec, "-q", "--out", out.to_str().expect("UTF-8 path")];
+    args.extend_from_slice(extra);
+    let o = cayley(&args);
+    assert!(o.status.success(), "{}: {}", spec, stderr_text(&o));
+    let json = read_json(&out.join("result.json")).expect("result.json");
+    assert_eq!(json["complete"], true, "{}", spec);
+    json
+}
+
+/// The table `name` of the reference file `tests/data/FILE` (lines
+/// `name,c0 c1 c2 …`; `#` lines give the sources).
+pub fn published_table(file: &str, name: &str) -> Vec<u64> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data").join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {}", path.display(), e));
+    let line = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(','))
+        .unwrap_or_else(|| panic!("no table {} in {}", name, path.display()));
+    line.split_whitespace().map(|c| c.parse().expect("a count")).collect()
+}
+
 /// A JSON array of numbers as `u64`s.
 pub fn json_u64s(value: &serde_json::Value) -> Vec<u64> {
     value

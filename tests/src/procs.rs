@@ -229,3 +229,24 @@ pub fn wait_with_peak_rss(child: Child, timeout: Duration) -> (bool, u64) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Memory a worker process has beyond its `--memory` budget: the program,
+/// the async runtime and thread stacks, one output shard and one compressed
+/// frame in flight.
+pub const WORKER_ALLOWANCE: u64 = 48 << 20;
+
+/// Runs one `cayley-worker --memory BUDGET` (2 threads) for the coordinator
+/// at `url` until it exits; asserts it succeeded and that its peak RSS
+/// stayed within the budget plus [`WORKER_ALLOWANCE`].
+pub fn run_worker_within(url: &str, token: &str, cwd: &Path, budget: u64) {
+    let worker = start_worker_with(url, token, cwd, 2, &["--memory", &budget.to_string()]);
+    let (ok, peak) = wait_with_peak_rss(worker, Duration::from_secs(600));
+    assert!(ok, "the worker failed");
+    assert!(
+        peak <= budget + WORKER_ALLOWANCE,
+        "peak RSS {} MiB exceeds the budget of {} MiB plus {} MiB",
+        peak >> 20,
+        budget >> 20,
+        WORKER_ALLOWANCE >> 20
+    );
+}

@@ -1,10 +1,10 @@
 //! The counting lower bound against seed 002 (§4.3, Tables 2 and 5, in
 //! tests/data/published.md).
 
-use cayley_shared::bignat::BigNat;
-use cayley_shared::bound::{counting_bound, cumulative_counts, puzzle_bound};
-use cayley_shared::perm::Perm;
+use cayley_shared::puzzle::group::bignat::BigNat;
+use cayley_shared::puzzle::perm::Perm;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
+use cayley_shared::search::bound::{counting_bound, cumulative_counts, puzzle_bound};
 use cayley_tests::loopover_generators;
 
 /// Seed 002, Table 5: `TABLE_5[r - 2][c - 2]` for `r` rows and `c` columns.

@@ -6,21 +6,14 @@
 
 use cayley_tests::symmetry::{burnside_classes, classes_by_depth, closure, loopover_symmetry, published_loopover_mtm};
 use cayley_tests::{
-    cayley, cube_adjacency, grid_adjacency, json_u64s, loopover_generators, read_json, reference_bfs,
-    reference_blank_bfs, stderr_text, test_dir,
+    cayley, cube_adjacency, grid_adjacency, json_u64s, loopover_generators, reference_bfs, reference_blank_bfs,
+    run_complete, stderr_text, test_dir,
 };
 
 /// `cayley run SPEC extra…` into a fresh folder; its result.json.
 fn run(spec: &str, extra: &[&str]) -> serde_json::Value {
     let dir = test_dir();
-    let out = dir.path().join("out");
-    let mut args = vec!["run", spec, "-q", "--out", out.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    let o = cayley(&args);
-    assert!(o.status.success(), "{}: {}", spec, stderr_text(&o));
-    let json = read_json(&out.join("result.json")).expect("result.json");
-    assert_eq!(json["complete"], true, "{}", spec);
-    json
+    run_complete(&dir.path().join("out"), spec, extra)
 }
 
 /// The group a result says it was reduced by, rebuilt from the board.

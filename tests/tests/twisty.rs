@@ -9,18 +9,11 @@ use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_shared::space::Space;
 use cayley_tests::cube::{cube_sticker_generators, cube_tws};
 use cayley_tests::engine::{assert_words_solve, run_complete};
-use cayley_tests::{reference_bfs, test_dir};
+use cayley_tests::{published_table, reference_bfs, test_dir};
 
 /// The published table `name` of tests/data/cube-tables.csv.
 fn published(name: &str) -> Vec<u64> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/cube-tables.csv");
-    let text = std::fs::read_to_string(path).unwrap();
-    let line = text
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(','))
-        .unwrap_or_else(|| panic!("no table {} in {}", name, path));
-    line.split_whitespace().map(|c| c.parse().unwrap()).collect()
+    published_table("cube-tables.csv", name)
 }
 
 /// Searches the cube with the given faces and metric; checks the words of

@@ -6,7 +6,7 @@
 //! the cube's geometry (tests/src/cube.rs), never against this program.
 
 use cayley_tests::cube::{corner_position_generators, corner_positions_tws, Motion};
-use cayley_tests::{cayley, cayley_env, json_u64s, read_json, reference_bfs, stderr_text, test_dir};
+use cayley_tests::{cayley, cayley_env, json_u64s, read_json, reference_bfs, run_complete, stderr_text, test_dir};
 use std::path::Path;
 
 /// v ↦ (z, x, y): R → U → F → R, a proper rotation fixing URF.
@@ -31,13 +31,7 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 fn run(dir: &Path, spec: &str, extra: &[&str]) -> serde_json::Value {
     let out = dir.join("out");
     let _ = std::fs::remove_dir_all(&out);
-    let mut args = vec!["run", spec, "-q", "--out", out.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    let o = cayley(&args);
-    assert!(o.status.success(), "{}: {}", spec, stderr_text(&o));
-    let json = read_json(&out.join("result.json")).expect("result.json");
-    assert_eq!(json["complete"], true, "{}", spec);
-    json
+    run_complete(&out, spec, extra)
 }
 
 /// The refusal of `cayley info SPEC extra…`: one line on stderr, a failed

@@ -5,11 +5,11 @@
 //! plus one output shard: never a whole level.
 
 use crate::cache::{CacheStats, ShardCache};
-use cayley_shared::checkpoint::CheckpointDir;
-use cayley_shared::context::SearchContext;
-use cayley_shared::format::{ChunkId, ChunkReader, ChunkWriter, FormatError};
-use cayley_shared::job::Job;
-use cayley_shared::task::{ShardInputs, SourceBits, TaskStats};
+use cayley_shared::files::checkpoint::CheckpointDir;
+use cayley_shared::files::format::{ChunkId, ChunkReader, ChunkWriter, FormatError};
+use cayley_shared::kernel::context::SearchContext;
+use cayley_shared::kernel::task::{ShardInputs, SourceBits, TaskStats};
+use cayley_shared::search::job::Job;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -81,7 +81,8 @@ impl TaskRunner {
     /// Prepares tables for `job`; level files are read from `checkpoint`.
     /// Decompressed shards are kept within `memory_budget` bytes.
     pub fn new(job: Job, checkpoint: &Path, memory_budget: u64, threads: usize) -> anyhow::Result<TaskRunner> {
-        cayley_shared::resources::check_budget(&job, memory_budget)?;
+        cayley_shared::search::resources::check_budget(&job, memory_budget)?;
+        crate::return_freed_shards_to_the_kernel();
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
         let fingerprint = job.fingerprint();
         let words = job.space.shard_words();

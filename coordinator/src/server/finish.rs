@@ -3,10 +3,10 @@
 use super::state::JobState;
 use crate::manifest::Manifest;
 use crate::result::RunResult;
-use cayley_shared::antipodes::{find_antipodes, first_states, Antipode, LevelSource, ShardWords};
-use cayley_shared::checkpoint::{CheckpointDir, KeepLevels};
-use cayley_shared::format::ChunkReader;
-use cayley_shared::job::Job;
+use cayley_shared::files::checkpoint::{CheckpointDir, KeepLevels};
+use cayley_shared::files::format::ChunkReader;
+use cayley_shared::search::antipodes::{find_antipodes, first_states, Antipode, LevelSource, ShardWords};
+use cayley_shared::search::job::Job;
 use std::collections::HashMap;
 
 /// Reads level bits shard by shard from verified chunk files.

@@ -16,9 +16,9 @@
 
 use crate::manifest::{read_journal, save_manifest, ChunkRecord, IoTotals, Journal, Manifest, RunningLevel};
 use cayley_proto::{lease_reply, JobOver, Task, TaskProgress};
-use cayley_shared::checkpoint::CheckpointDir;
-use cayley_shared::format::{verify_chunk, ChunkId};
-use cayley_shared::job::Job;
+use cayley_shared::files::checkpoint::CheckpointDir;
+use cayley_shared::files::format::{verify_chunk, ChunkId};
+use cayley_shared::search::job::Job;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 

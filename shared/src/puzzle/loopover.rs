@@ -2,7 +2,7 @@
 //! loop that can be shifted cyclically.
 
 use super::{Metric, Move, Puzzle};
-use crate::perm::Perm;
+use crate::puzzle::perm::Perm;
 
 /// Builds Loopover with `rows × cols` tiles under `metric`.
 ///

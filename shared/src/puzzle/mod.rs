@@ -8,10 +8,13 @@
 //! guarded pieces are put first in the ranking so every block of states shares
 //! the guard's truth value (see `layout`).
 
+pub mod group;
 mod loopover;
+pub mod perm;
 mod perm_file;
 mod sliding;
 mod spec;
+pub mod symmetry;
 mod track;
 mod turnstyle;
 mod tws;
@@ -24,7 +27,7 @@ pub use spec::{
 pub use track::{split_track, TRACK_SEPARATOR, UNTRACKED_LABEL};
 pub use tws::{split_tws_args, tws_file, tws_point_group, PointGroup, TwsOptions};
 
-use crate::perm::Perm;
+use crate::puzzle::perm::Perm;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -142,7 +145,7 @@ pub struct Puzzle {
     /// identical pieces (partial puzzles) or oriented pieces.
     pub coding: Option<Coding>,
     /// Generators of the puzzle's symmetries (slot permutations that map
-    /// the moves onto themselves; see [`crate::symmetry`]), named. Empty
+    /// the moves onto themselves; see [`crate::puzzle::symmetry`]), named. Empty
     /// when the family knows none.
     pub symmetries: Vec<(String, Perm)>,
 }

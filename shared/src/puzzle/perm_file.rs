@@ -13,7 +13,7 @@
 //! symmetry is refused with its line.
 
 use super::{add_missing_inverses, number_labels, unguarded_moves, Metric, Puzzle, SpecError};
-use crate::perm::Perm;
+use crate::puzzle::perm::Perm;
 use std::collections::HashMap;
 
 /// Points are stored as bytes.
@@ -78,7 +78,7 @@ pub fn perm_puzzle(
             )));
         }
         let sigma = perm_from_cycles(degree, &w.cycles);
-        crate::symmetry::verify(&puzzle, &w.name, &sigma).map_err(fail)?;
+        crate::puzzle::symmetry::verify(&puzzle, &w.name, &sigma).map_err(fail)?;
         puzzle.symmetries.push((w.name, sigma));
     }
     Ok(puzzle)

@@ -7,8 +7,8 @@
 //! such puzzle from its list of slides (the Varikon box uses it too).
 
 use super::{Guard, Metric, Move, Puzzle};
-use crate::perm::Perm;
-use crate::rank::factorial;
+use crate::puzzle::perm::Perm;
+use crate::space::rank::factorial;
 
 /// One slide: the tile in `tile` moves into the blank at `blank`.
 pub(super) struct Slide {

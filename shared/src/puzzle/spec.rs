@@ -8,7 +8,7 @@ use super::turnstyle::{turnstyle, turnstyle_cayley};
 use super::tws::tws_puzzle;
 use super::varikon::varikon;
 use super::{Metric, Puzzle};
-use crate::rank::MAX_RANKED_POINTS;
+use crate::space::rank::MAX_RANKED_POINTS;
 use thiserror::Error;
 
 /// A puzzle spec that cannot be turned into a puzzle.

@@ -11,7 +11,7 @@
 //!   rotation by one either way and the pair swap `(1 2)(3 4)`.
 
 use super::{add_missing_inverses, number_labels, unguarded_moves, Metric, Move, Puzzle};
-use crate::perm::Perm;
+use crate::puzzle::perm::Perm;
 
 /// The flip at circle offset `i` as a permutation of the `n` positions.
 fn flip(n: usize, i: usize) -> Vec<usize> {

@@ -7,7 +7,7 @@
 //! puzzles; the others become coded puzzles (one slot per position, moves
 //! with twists, one class per distinct piece number of the Solved block,
 //! `?` orientations as classes whose twist is ignored), ranked by
-//! [`crate::codec`]. Definitions of more than 256 points cannot be built as
+//! [`crate::space::codec`]. Definitions of more than 256 points cannot be built as
 //! puzzles, but [`tws_point_group`] still gives their group for `cayley
 //! info`.
 //!
@@ -26,7 +26,7 @@ pub use options::{split_tws_args, TwsOptions};
 
 use super::perm_file::read_spec_file;
 use super::{Coding, Metric, Move, Puzzle, SpecError};
-use crate::perm::Perm;
+use crate::puzzle::perm::Perm;
 use parse::{parse, Definition, SetDef};
 
 /// Points are stored as bytes in a puzzle.

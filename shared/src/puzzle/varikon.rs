@@ -36,7 +36,7 @@ pub fn varikon(metric: Metric) -> Puzzle {
                 (cell & !(1 << a) & !(1 << b) | y << a | x << b) as u8
             })
             .collect();
-        crate::perm::Perm::from_images(images).expect("an axis exchange is a permutation")
+        crate::puzzle::perm::Perm::from_images(images).expect("an axis exchange is a permutation")
     };
     puzzle.symmetries = vec![
         ("swap-x-y".to_string(), swap_bits(0, 1)),

@@ -5,7 +5,7 @@
 //! the reader accepts must give back exactly the shards that were written.
 
 use crate::edits::{apply, config, edits, Edit};
-use cayley_shared::format::{read_chunk_header, verify_chunk, write_chunk, ChunkId, ChunkReader, HEADER_LEN};
+use cayley_shared::files::format::{read_chunk_header, verify_chunk, write_chunk, ChunkId, ChunkReader, HEADER_LEN};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -6,7 +6,7 @@
 
 use crate::edits::{config, inputs};
 use crate::puzzles::{assert_names_the_line, assert_well_formed};
-use cayley_shared::perm::Perm;
+use cayley_shared::puzzle::perm::Perm;
 use cayley_shared::puzzle::{parse_puzzle_with_file, Metric, Puzzle};
 use proptest::prelude::*;
 

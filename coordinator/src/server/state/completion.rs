@@ -10,8 +10,8 @@
 use super::{JobState, Phase, MAX_TASK_FAILURES};
 use crate::manifest::{read_journal, save_manifest, ChunkRecord, IoTotals, LevelRecord};
 use cayley_proto::{task_failed, TaskDone, TaskFailed};
-use cayley_shared::checkpoint::KeepLevels;
-use cayley_shared::format::{verify_chunk, ChunkId, ChunkReader};
+use cayley_shared::files::checkpoint::KeepLevels;
+use cayley_shared::files::format::{verify_chunk, ChunkId, ChunkReader};
 use std::path::PathBuf;
 
 /// The coordinator's answer to a reported result.

@@ -4,8 +4,8 @@
 
 use super::*;
 use cayley_proto::{task_failed, TaskDone, TaskFailed};
-use cayley_shared::checkpoint::KeepLevels;
-use cayley_shared::format::verify_chunk;
+use cayley_shared::files::checkpoint::KeepLevels;
+use cayley_shared::files::format::verify_chunk;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_worker::client::done_message;
 use cayley_worker::runner::{TaskError, TaskRunner};
@@ -129,7 +129,7 @@ fn corrupt_input(level: u32, chunk: u64) -> TaskFailed {
 /// its header and one index entry).
 fn flip_payload_byte(path: &std::path::Path) {
     let mut bytes = std::fs::read(path).unwrap();
-    let start = cayley_shared::format::HEADER_LEN + cayley_shared::format::ENTRY_LEN;
+    let start = cayley_shared::files::format::HEADER_LEN + cayley_shared::files::format::ENTRY_LEN;
     let at = start + (bytes.len() - start) / 2;
     bytes[at] ^= 0x5a;
     std::fs::write(path, bytes).unwrap();
@@ -198,7 +198,7 @@ fn a_damaged_index_is_caught_when_the_result_is_checked() {
     // The index entry (its popcount field) of the output changes after the write.
     let path = h.state.checkpoint.chunk_path(task.from_level + 1, task.chunk);
     let mut bytes = std::fs::read(&path).unwrap();
-    bytes[cayley_shared::format::HEADER_LEN + 16] ^= 1;
+    bytes[cayley_shared::files::format::HEADER_LEN + 16] ^= 1;
     std::fs::write(&path, bytes).unwrap();
     assert!(matches!(
         h.state.complete(worker, task.lease_id, done),

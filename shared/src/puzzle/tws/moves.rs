@@ -14,7 +14,7 @@
 //! `--moves` but are not generators otherwise, as in twsearch.
 
 use super::parse::{Definition, SetDef, SetPos};
-use crate::group::points::{compose, is_identity};
+use crate::puzzle::group::points::{compose, is_identity};
 use crate::puzzle::{Metric, SpecError};
 use std::collections::HashMap;
 

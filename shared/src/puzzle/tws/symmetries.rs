@@ -1,6 +1,6 @@
 //! Symmetries a `.tws` file declares (`Symmetry NAME … End`, cayley's own
 //! block; twsearch does not know it), to reduce the search by (see
-//! [`crate::symmetry`]).
+//! [`crate::puzzle::symmetry`]).
 //!
 //! A Symmetry block is written like a Move block and read by the same
 //! rules: per set, a permutation line (position `j` receives the content of
@@ -29,10 +29,10 @@
 use super::moves::point_perm;
 use super::options::TwsOptions;
 use super::parse::Definition;
-use crate::group::points::is_identity;
-use crate::perm::Perm;
+use crate::puzzle::group::points::is_identity;
+use crate::puzzle::perm::Perm;
+use crate::puzzle::symmetry::verify;
 use crate::puzzle::{Puzzle, SpecError};
-use crate::symmetry::verify;
 
 /// The declared symmetries of `def`, each checked on `puzzle` (built from
 /// `def` under `options`), as named slot permutations.

@@ -1,0 +1,578 @@
+//! Chunk files: the frontier `F_d` of a run of consecutive shards (one task's
+//! output), zstd-compressed shard by shard, with a header and an index that
+//! make every file self-checking and let a reader fetch one shard alone.
+//!
+//! Layout (all integers little-endian):
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0..8 | magic `CAYLEYCK` |
+//! | 8..12 | format version |
+//! | 12..16 | header length (96) |
+//! | 16..24 | job fingerprint |
+//! | 24..28 | level |
+//! | 28..32 | number of shards in the chunk |
+//! | 32..40 | chunk number |
+//! | 40..48 | first shard |
+//! | 48..56 | words per shard |
+//! | 56..64 | popcount of the whole chunk |
+//! | 64..72 | xxh3-64 of the index |
+//! | 72..80 | xxh3-64 of bytes 0..72 |
+//! | 80..96 | reserved (0) |
+//!
+//! Then the index, 32 bytes per shard (offset, length, popcount, xxh3-64 of
+//! the shard's uncompressed words), then one zstd frame per non-empty shard.
+//! An empty shard has length 0 and no frame: sparse levels cost only their
+//! index.
+//!
+//! Files are written to a unique temporary name, fsynced, renamed, and the
+//! directory fsynced, so a reader sees either nothing or the whole file and
+//! the rename survives a power loss.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use thiserror::Error;
+
+/// File magic.
+pub const MAGIC: &[u8; 8] = b"CAYLEYCK";
+/// Version of this layout; files of another version are refused.
+pub const FORMAT_VERSION: u32 = 2;
+/// Bytes of the header.
+pub const HEADER_LEN: usize = 96;
+/// Bytes of one index entry.
+pub const ENTRY_LEN: usize = 32;
+/// zstd level: level 1 already shrinks sparse frontiers to almost nothing and
+/// keeps dense ones near one bit per state, at several hundred MB/s.
+pub const ZSTD_LEVEL: i32 = 1;
+/// Environment variable naming a `level:chunk` whose write fails as if the
+/// disk were full (fault injection for tests).
+pub const FAULT_DISK_FULL_ENV: &str = "CAYLEY_FAULT_DISK_FULL";
+
+/// A problem with a chunk file. Every variant names the file.
+#[derive(Debug, Error)]
+pub enum FormatError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{path}: disk full while writing (free some space, then resume)")]
+    DiskFull { path: PathBuf },
+    #[error("{path}: not a cayley chunk file (bad magic)")]
+    BadMagic { path: PathBuf },
+    #[error("{path}: format version {found}, this build reads version {expected}")]
+    Version { path: PathBuf, found: u32, expected: u32 },
+    #[error("{path}: belongs to another job (fingerprint {found:016x}, expected {expected:016x})")]
+    OtherJob { path: PathBuf, found: u64, expected: u64 },
+    #[error("{path}: holds {found}, expected {expected}")]
+    WrongChunk {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
+    #[error("{path}: truncated or corrupt ({detail})")]
+    Corrupt { path: PathBuf, detail: String },
+}
+
+impl FormatError {
+    fn io(path: &Path, source: io::Error) -> FormatError {
+        if source.kind() == io::ErrorKind::StorageFull || source.raw_os_error() == Some(28) {
+            FormatError::DiskFull { path: path.into() }
+        } else {
+            FormatError::Io {
+                path: path.into(),
+                source,
+            }
+        }
+    }
+
+    fn corrupt(path: &Path, detail: impl Into<String>) -> FormatError {
+        FormatError::Corrupt {
+            path: path.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// True for a full disk.
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, FormatError::DiskFull { .. })
+    }
+
+    /// True when the file does not exist.
+    pub fn is_missing(&self) -> bool {
+        matches!(self, FormatError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
+    }
+
+    /// True when the file exists but its contents cannot be trusted.
+    pub fn is_corruption(&self) -> bool {
+        !matches!(self, FormatError::Io { .. } | FormatError::DiskFull { .. })
+    }
+}
+
+/// Which chunk a file holds (what a reader expects).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkId {
+    pub fingerprint: u64,
+    pub level: u32,
+    pub chunk: u64,
+    pub first_shard: u64,
+    /// Shards in the chunk.
+    pub shards: u32,
+    /// Words of every shard.
+    pub shard_words: u64,
+}
+
+impl std::fmt::Display for ChunkId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "level {} chunk {} (shards {}..{}, {} words each)",
+            self.level,
+            self.chunk,
+            self.first_shard,
+            self.first_shard + self.shards as u64,
+            self.shard_words
+        )
+    }
+}
+
+/// Where one shard's frame is and what it must hold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShardEntry {
+    /// File offset of the frame (0 for an empty shard).
+    pub offset: u64,
+    /// Bytes of the frame (0 for an empty shard).
+    pub length: u64,
+    /// Set bits of the shard.
+    pub popcount: u64,
+    /// xxh3-64 of the shard's words as little-endian bytes (0 when empty).
+    pub checksum: u64,
+}
+
+/// A file's header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkHeader {
+    pub id: ChunkId,
+    /// Set bits in the whole chunk.
+    pub popcount: u64,
+    /// xxh3-64 of the index: covers every shard's checksum and count.
+    pub index_checksum: u64,
+}
+
+fn u32_at(h: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes(h[i..i + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(h: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(h[i..i + 8].try_into().expect("8 bytes"))
+}
+
+impl ChunkHeader {
+    fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut h = [0u8; HEADER_LEN];
+        h[0..8].copy_from_slice(MAGIC);
+        h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        h[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+        h[16..24].copy_from_slice(&self.id.fingerprint.to_le_bytes());
+        h[24..28].copy_from_slice(&self.id.level.to_le_bytes());
+        h[28..32].copy_from_slice(&self.id.shards.to_le_bytes());
+        h[32..40].copy_from_slice(&self.id.chunk.to_le_bytes());
+        h[40..48].copy_from_slice(&self.id.first_shard.to_le_bytes());
+        h[48..56].copy_from_slice(&self.id.shard_words.to_le_bytes());
+        h[56..64].copy_from_slice(&self.popcount.to_le_bytes());
+        h[64..72].copy_from_slice(&self.index_checksum.to_le_bytes());
+        let own = xxhash_rust::xxh3::xxh3_64(&h[..72]);
+        h[72..80].copy_from_slice(&own.to_le_bytes());
+        h
+    }
+
+    fn decode(path: &Path, h: &[u8; HEADER_LEN]) -> Result<ChunkHeader, FormatError> {
+        if &h[0..8] != MAGIC {
+            return Err(FormatError::BadMagic { path: path.into() });
+        }
+        if u32_at(h, 8) != FORMAT_VERSION {
+            return Err(FormatError::Version {
+                path: path.into(),
+                found: u32_at(h, 8),
+                expected: FORMAT_VERSION,
+            });
+        }
+        let intact = u32_at(h, 12) == HEADER_LEN as u32
+            && h[80..].iter().all(|&b| b == 0)
+            && u64_at(h, 72) == xxhash_rust::xxh3::xxh3_64(&h[..72]);
+        if !intact {
+            return Err(FormatError::corrupt(path, "damaged header"));
+        }
+        Ok(ChunkHeader {
+            id: ChunkId {
+                fingerprint: u64_at(h, 16),
+                level: u32_at(h, 24),
+                shards: u32_at(h, 28),
+                chunk: u64_at(h, 32),
+                first_shard: u64_at(h, 40),
+                shard_words: u64_at(h, 48),
+            },
+            popcount: u64_at(h, 56),
+            index_checksum: u64_at(h, 64),
+        })
+    }
+
+    /// Checks the header names the expected chunk.
+    pub fn check(&self, path: &Path, expected: &ChunkId) -> Result<(), FormatError> {
+        if self.id.fingerprint != expected.fingerprint {
+            return Err(FormatError::OtherJob {
+                path: path.into(),
+                found: self.id.fingerprint,
+                expected: expected.fingerprint,
+            });
+        }
+        if self.id != *expected {
+            return Err(FormatError::WrongChunk {
+                path: path.into(),
+                expected: expected.to_string(),
+                found: self.id.to_string(),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn encode_index(entries: &[ShardEntry]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(entries.len() * ENTRY_LEN);
+    for e in entries {
+        for v in [e.offset, e.length, e.popcount, e.checksum] {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    bytes
+}
+
+fn payload_bytes(words: &[u64]) -> &[u8] {
+    // Words are stored little-endian; this build targets little-endian
+    // machines, where the in-memory bytes already are that.
+    const _: () = assert!(
+        cfg!(target_endian = "little"),
+        "chunk files assume a little-endian host"
+    );
+    bytemuck::cast_slice(words)
+}
+
+/// True when the fault-injection variable names this (level, chunk).
+fn injected_disk_full(level: u32, chunk: u64) -> bool {
+    std::env::var(FAULT_DISK_FULL_ENV).is_ok_and(|v| v == format!("{}:{}", level, chunk))
+}
+
+/// Writes one chunk file shard by shard, so a worker never holds more than
+/// one shard of its output.
+pub struct ChunkWriter {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: Option<File>,
+    id: ChunkId,
+    entries: Vec<ShardEntry>,
+    position: u64,
+    popcount: u64,
+}
+
+impl ChunkWriter {
+    /// Starts writing `path` (under a temporary name until [`finish`]).
+    ///
+    /// [`finish`]: ChunkWriter::finish
+    pub fn create(path: &Path, id: ChunkId) -> Result<ChunkWriter, FormatError> {
+        let unique = format!(
+            "{}.tmp-{}-{:x}",
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("chunk"),
+            std::process::id(),
+            xxhash_rust::xxh3::xxh3_64(
+                format!("{:?}{:?}", std::thread::current().id(), std::time::Instant::now()).as_bytes()
+            )
+        );
+        let tmp = path.with_file_name(unique);
+        let io = |e| FormatError::io(path, e);
+        if injected_disk_full(id.level, id.chunk) {
+            return Err(io(io::Error::from_raw_os_error(28)));
+        }
+        let mut file = File::create(&tmp).map_err(io)?;
+        let position = (HEADER_LEN + ENTRY_LEN * id.shards as usize) as u64;
+        // Placeholder for the header and index, written last.
+        let written = file.write_all(&vec![0u8; position as usize]);
+        let writer = ChunkWriter {
+            path: path.into(),
+            tmp,
+            file: Some(file),
+            id,
+            entries: Vec::with_capacity(id.shards as usize),
+            position,
+            popcount: 0,
+        };
+        written.map_err(io)?;
+        Ok(writer)
+    }
+
+    /// Appends the next shard's words; returns its popcount.
+    pub fn push(&mut self, words: &[u64]) -> Result<u64, FormatError> {
+        assert_eq!(words.len() as u64, self.id.shard_words, "shard size");
+        assert!(
+            self.entries.len() < self.id.shards as usize,
+            "more shards than the chunk holds"
+        );
+        let popcount = crate::kernel::bits::popcount(words);
+        let mut entry = ShardEntry {
+            popcount,
+            ..ShardEntry::default()
+        };
+        if popcount > 0 {
+            let bytes = payload_bytes(words);
+            let file = self.file.as_mut().expect("open until finished");
+            let mut encoder =
+                zstd::stream::Encoder::new(&mut *file, ZSTD_LEVEL).map_err(|e| FormatError::io(&self.path, e))?;
+            encoder.write_all(bytes).map_err(|e| FormatError::io(&self.path, e))?;
+            encoder.finish().map_err(|e| FormatError::io(&self.path, e))?;
+            let end = file.stream_position().map_err(|e| FormatError::io(&self.path, e))?;
+            entry.offset = self.position;
+            entry.length = end - self.position;
+            entry.checksum = xxhash_rust::xxh3::xxh3_64(bytes);
+            self.position = end;
+        }
+        self.popcount += popcount;
+        self.entries.push(entry);
+        Ok(popcount)
+    }
+
+    /// Writes the index and header, fsyncs, renames into place and fsyncs
+    /// the directory. Returns the header and the file size.
+    pub fn finish(mut self) -> Result<(ChunkHeader, u64), FormatError> {
+        assert_eq!(
+            self.entries.len(),
+            self.id.shards as usize,
+            "every shard of the chunk written"
+        );
+        let index = encode_index(&self.entries);
+        let header = ChunkHeader {
+            id: self.id,
+            popcount: self.popcount,
+            index_checksum: xxhash_rust::xxh3::xxh3_64(&index),
+        };
+        let mut file = self.file.take().expect("open until finished");
+        let result = (|| -> io::Result<()> {
+            if injected_disk_full(self.id.level, self.id.chunk) {
+                return Err(io::Error::from_raw_os_error(28));
+            }
+            file.seek(SeekFrom::Start(0))?;
+            file.write_all(&header.encode())?;
+            file.write_all(&index)?;
+            sync_file(&file)?;
+            drop(file);
+            std::fs::rename(&self.tmp, &self.path)?;
+            sync_parent_dir(&self.path)
+        })();
+        result.map_err(|e| FormatError::io(&self.path, e))?;
+        Ok((header, self.position))
+    }
+}
+
+impl Drop for ChunkWriter {
+    fn drop(&mut self) {
+        // Not finished (an error or a panic on the way): leave nothing behind.
+        if self.file.is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Whether checkpoint writes are fsynced (see [`set_durable`]).
+static DURABLE: AtomicBool = AtomicBool::new(true);
+
+/// Turns the fsyncs of checkpoint files, journals and manifests on or off
+/// for the whole process. `cayley run` without `--checkpoint-dir` turns them
+/// off: its temporary checkpoint is deleted after success and kept only
+/// when the process ends early, which loses nothing the kernel's page cache
+/// holds; only a machine crash would need the fsyncs, and a temporary
+/// directory is not meant to outlive one. They were about a tenth of a
+/// small job's time (five per level on a 2×2×2 cube).
+pub fn set_durable(on: bool) {
+    DURABLE.store(on, Ordering::Relaxed);
+}
+
+/// Fsyncs `file` (data and metadata) unless durability is off.
+pub fn sync_file(file: &File) -> io::Result<()> {
+    if DURABLE.load(Ordering::Relaxed) {
+        file.sync_all()
+    } else {
+        Ok(())
+    }
+}
+
+/// Fsyncs the directory holding `path`, so a rename into it is durable
+/// (unless durability is off).
+pub fn sync_parent_dir(path: &Path) -> io::Result<()> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && DURABLE.load(Ordering::Relaxed) => File::open(dir)?.sync_all(),
+        _ => Ok(()),
+    }
+}
+
+/// Writes a whole chunk from its shards' words (small chunks: level 0, tests).
+pub fn write_chunk<'a>(
+    path: &Path,
+    id: ChunkId,
+    shards: impl IntoIterator<Item = &'a [u64]>,
+) -> Result<(ChunkHeader, u64), FormatError> {
+    let mut writer = ChunkWriter::create(path, id)?;
+    for words in shards {
+        writer.push(words)?;
+    }
+    writer.finish()
+}
+
+/// Reads only the header of `path` (no check of what it should hold).
+pub fn read_chunk_header(path: &Path) -> Result<ChunkHeader, FormatError> {
+    let mut file = File::open(path).map_err(|e| FormatError::io(path, e))?;
+    read_header_from(path, &mut file)
+}
+
+fn read_header_from(path: &Path, file: &mut File) -> Result<ChunkHeader, FormatError> {
+    let mut h = [0u8; HEADER_LEN];
+    file.read_exact(&mut h).map_err(|e| match e.kind() {
+        io::ErrorKind::UnexpectedEof => FormatError::corrupt(path, "shorter than its header"),
+        _ => FormatError::io(path, e),
+    })?;
+    ChunkHeader::decode(path, &h)
+}
+
+/// An open chunk file whose header and index have been verified; shards are
+/// read (and verified) one at a time.
+pub struct ChunkReader {
+    path: PathBuf,
+    file: File,
+    header: ChunkHeader,
+    entries: Vec<ShardEntry>,
+    /// Bytes of the file.
+    size: u64,
+}
+
+impl ChunkReader {
+    /// Opens `path`, expecting the chunk `expected`: verifies the header, the
+    /// index checksum and that every frame lies inside the file.
+    pub fn open(path: &Path, expected: &ChunkId) -> Result<ChunkReader, FormatError> {
+        let mut file = File::open(path).map_err(|e| FormatError::io(path, e))?;
+        let header = read_header_from(path, &mut file)?;
+        header.check(path, expected)?;
+        let size = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
+        let index_len = ENTRY_LEN as u64 * header.id.shards as u64;
+        let data_start = HEADER_LEN as u64 + index_len;
+        if data_start > size {
+            return Err(FormatError::corrupt(path, "shorter than its index"));
+        }
+        let mut index = vec![0u8; index_len as usize];
+        file.read_exact(&mut index).map_err(|e| FormatError::io(path, e))?;
+        if xxhash_rust::xxh3::xxh3_64(&index) != header.index_checksum {
+            return Err(FormatError::corrupt(path, "index checksum mismatch"));
+        }
+        let bits = header.id.shard_words.saturating_mul(64);
+        let mut entries = Vec::with_capacity(header.id.shards as usize);
+        let mut total = 0u64;
+        let mut end = data_start;
+        for raw in index.chunks_exact(ENTRY_LEN) {
+            let e = ShardEntry {
+                offset: u64_at(raw, 0),
+                length: u64_at(raw, 8),
+                popcount: u64_at(raw, 16),
+                checksum: u64_at(raw, 24),
+            };
+            // Frames follow each other in shard order; an empty shard has none.
+            let placed = if e.length == 0 {
+                e.offset == 0 && e.popcount == 0
+            } else {
+                e.offset == end && e.offset.checked_add(e.length).is_some_and(|x| x <= size) && e.popcount > 0
+            };
+            if !placed || e.popcount > bits {
+                return Err(FormatError::corrupt(path, "index entry out of place"));
+            }
+            end += e.length;
+            total += e.popcount;
+            entries.push(e);
+        }
+        if total != header.popcount || end != size {
+            return Err(FormatError::corrupt(
+                path,
+                "index does not match the header or the file size",
+            ));
+        }
+        Ok(ChunkReader {
+            path: path.into(),
+            file,
+            header,
+            entries,
+            size,
+        })
+    }
+
+    /// The verified header.
+    pub fn header(&self) -> &ChunkHeader {
+        &self.header
+    }
+
+    /// Index entries, one per shard of the chunk.
+    pub fn entries(&self) -> &[ShardEntry] {
+        &self.entries
+    }
+
+    /// Bytes of the file.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads and verifies shard number `i` of the chunk into `out` (fully
+    /// overwritten). Returns the compressed bytes read.
+    pub fn read_shard(&self, i: usize, out: &mut [u64]) -> Result<u64, FormatError> {
+        let e = self.entries[i];
+        assert_eq!(out.len() as u64, self.header.id.shard_words, "shard size");
+        if e.length == 0 {
+            out.fill(0);
+            return Ok(0);
+        }
+        let mut frame = vec![0u8; e.length as usize];
+        self.file
+            .read_exact_at(&mut frame, e.offset)
+            .map_err(|err| FormatError::io(&self.path, err))?;
+        let shard = self.header.id.first_shard + i as u64;
+        let corrupt = |detail: String| FormatError::corrupt(&self.path, format!("shard {}: {}", shard, detail));
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
+        let n = zstd::bulk::decompress_to_buffer(&frame, bytes).map_err(|err| corrupt(err.to_string()))?;
+        if n != bytes.len() {
+            return Err(corrupt(format!("{} bytes, expected {}", n, bytes.len())));
+        }
+        if xxhash_rust::xxh3::xxh3_64(bytes) != e.checksum {
+            return Err(corrupt("checksum mismatch".into()));
+        }
+        if crate::kernel::bits::popcount(out) != e.popcount {
+            return Err(corrupt("popcount mismatch".into()));
+        }
+        Ok(e.length)
+    }
+
+    /// Reads every shard once: the full verification of a file.
+    pub fn verify_all(&self) -> Result<(), FormatError> {
+        let mut words = vec![0u64; self.header.id.shard_words as usize];
+        for i in 0..self.entries.len() {
+            self.read_shard(i, &mut words)?;
+        }
+        Ok(())
+    }
+}
+
+/// Opens and fully verifies a chunk file; returns its header.
+pub fn verify_chunk(path: &Path, expected: &ChunkId) -> Result<ChunkHeader, FormatError> {
+    let reader = ChunkReader::open(path, expected)?;
+    reader.verify_all()?;
+    Ok(reader.header)
+}
+
+#[cfg(test)]
+mod tests;

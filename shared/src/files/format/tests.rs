@@ -1,0 +1,129 @@
+use super::*;
+
+fn id(level: u32, shards: u32) -> ChunkId {
+    ChunkId {
+        fingerprint: 0xfeed,
+        level,
+        chunk: 7,
+        first_shard: 21,
+        shards,
+        shard_words: 500,
+    }
+}
+
+/// Three shards: sparse, empty, dense-ish.
+fn sample() -> Vec<Vec<u64>> {
+    let mut sparse = vec![0u64; 500];
+    sparse[17] = 0b1011;
+    let empty = vec![0u64; 500];
+    let dense: Vec<u64> = (0..500u64).map(|i| i.wrapping_mul(0x9e3779b97f4a7c15)).collect();
+    vec![sparse, empty, dense]
+}
+
+fn write_sample(path: &Path) -> (ChunkHeader, u64) {
+    let shards = sample();
+    write_chunk(path, id(2, 3), shards.iter().map(|s| &s[..])).unwrap()
+}
+
+#[test]
+fn roundtrip_shard_by_shard() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c");
+    let shards = sample();
+    let (header, size) = write_sample(&path);
+    assert_eq!(size, std::fs::metadata(&path).unwrap().len());
+    let expected: u64 = shards.iter().map(|s| crate::kernel::bits::popcount(s)).sum();
+    assert_eq!(header.popcount, expected);
+    let reader = ChunkReader::open(&path, &id(2, 3)).unwrap();
+    assert_eq!(
+        reader.entries()[1],
+        ShardEntry::default(),
+        "an empty shard has no frame"
+    );
+    let mut out = vec![1u64; 500];
+    // Any order, one at a time.
+    for i in [2usize, 0, 1] {
+        reader.read_shard(i, &mut out).unwrap();
+        assert_eq!(out, shards[i]);
+    }
+    assert_eq!(verify_chunk(&path, &id(2, 3)).unwrap(), header);
+    assert_eq!(read_chunk_header(&path).unwrap(), header);
+    // No temporary file is left behind.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn sparse_chunks_are_tiny() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c");
+    let mut words = vec![0u64; 100_000];
+    words[5] = 1;
+    let zeros = vec![0u64; 100_000];
+    let chunk = ChunkId {
+        shard_words: 100_000,
+        ..id(1, 2)
+    };
+    let (_, size) = write_chunk(&path, chunk, [&words[..], &zeros[..]]).unwrap();
+    assert!(size < 300, "sparse chunk takes {} bytes", size);
+}
+
+#[test]
+fn every_damaged_byte_is_caught_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c");
+    write_sample(&path);
+    let good = std::fs::read(&path).unwrap();
+    let mut out = vec![0u64; 500];
+    let step = good.len() / 211 + 1;
+    for at in (0..HEADER_LEN + 3 * ENTRY_LEN).chain((HEADER_LEN + 3 * ENTRY_LEN..good.len()).step_by(step)) {
+        let mut bad = good.clone();
+        bad[at] ^= 0x40;
+        std::fs::write(&path, &bad).unwrap();
+        let err = ChunkReader::open(&path, &id(2, 3)).and_then(|r| {
+            for i in 0..3 {
+                r.read_shard(i, &mut out)?;
+            }
+            Ok(())
+        });
+        let err = err.expect_err(&format!("flipped byte {} went unnoticed", at));
+        assert!(err.to_string().contains(path.to_str().unwrap()), "{}", err);
+        assert!(err.is_corruption(), "byte {}: {}", at, err);
+    }
+}
+
+#[test]
+fn truncation_other_jobs_and_other_chunks_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c");
+    write_sample(&path);
+    let good = std::fs::read(&path).unwrap();
+    for len in [0, 10, HEADER_LEN, HEADER_LEN + 40, good.len() - 1] {
+        std::fs::write(&path, &good[..len]).unwrap();
+        let err = verify_chunk(&path, &id(2, 3)).unwrap_err();
+        assert!(err.is_corruption(), "truncated to {}: {}", len, err);
+    }
+    std::fs::write(&path, &good).unwrap();
+    let other = ChunkId {
+        fingerprint: 1,
+        ..id(2, 3)
+    };
+    assert!(matches!(verify_chunk(&path, &other), Err(FormatError::OtherJob { .. })));
+    assert!(matches!(
+        verify_chunk(&path, &id(3, 3)),
+        Err(FormatError::WrongChunk { .. })
+    ));
+    assert!(verify_chunk(&dir.path().join("missing"), &id(2, 3))
+        .unwrap_err()
+        .is_missing());
+}
+
+#[test]
+fn an_unfinished_writer_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c");
+    {
+        let mut w = ChunkWriter::create(&path, id(2, 3)).unwrap();
+        w.push(&sample()[0]).unwrap();
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

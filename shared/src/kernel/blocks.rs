@@ -1,0 +1,178 @@
+//! The BFS kernel: one task `(level d, target shard B)` computes
+//! `F_{d+1}(B) = ⋃_m m(F_d(m⁻¹B)) \ (F_{d-1}(B) ∪ F_d(B))`
+//! from immutable inputs, block by block, in parallel.
+//!
+//! Each block chooses its direction, as direction-optimising BFS does:
+//! top-down walks the set bits of the source blocks and marks their images;
+//! bottom-up walks the still-unseen states of the target block and probes
+//! their predecessors, dropping a state at its first hit. Top-down costs one
+//! lookup per source state, bottom-up at most one per unseen state and move,
+//! so the cheaper estimate wins.
+
+use crate::kernel::lowtable::LowTable;
+use crate::kernel::task::SourceBits;
+pub use crate::kernel::task::TaskStats;
+use crate::kernel::transition::{ShardTransitions, Transition, NO_SOURCE};
+use crate::space::layout::Layout;
+use rayon::prelude::*;
+
+/// Largest block in words (`7! = 5040` states → 79 words).
+pub const MAX_BLOCK_WORDS: usize = 80;
+
+/// The frontier `F_d` as the block kernel sees it: the source shards of one
+/// target shard, addressed by global block number.
+pub struct Frontier<'a> {
+    layout: &'a Layout,
+    sources: &'a SourceBits<'a>,
+}
+
+impl<'a> Frontier<'a> {
+    /// Wraps the source shards of one task.
+    pub fn new(layout: &'a Layout, sources: &'a SourceBits<'a>) -> Frontier<'a> {
+        Frontier { layout, sources }
+    }
+
+    /// The words of one block.
+    #[inline]
+    pub fn block(&self, block: u64) -> &'a [u64] {
+        let words = self.sources.get(self.layout.shard_of_block(block));
+        let at = self.layout.block_offset_in_shard(block);
+        &words[at..at + self.layout.block_words()]
+    }
+}
+
+/// Everything a task reads.
+pub struct TaskInputs<'a> {
+    pub layout: &'a Layout,
+    pub table: &'a LowTable,
+    pub transitions: &'a ShardTransitions,
+    /// `F_d` of every source shard.
+    pub frontier: &'a Frontier<'a>,
+    /// `F_{d-1}(B)` (all zero at level 0).
+    pub previous: &'a [u64],
+    /// `F_d(B)`.
+    pub current: &'a [u64],
+}
+
+/// Computes `F_{d+1}(B)` into `out` (fully overwritten). `on_block` is called
+/// after each block with the states it found, for progress reporting.
+pub fn expand_shard(inputs: &TaskInputs, out: &mut [u64], on_block: &(dyn Fn(u64) + Sync)) -> TaskStats {
+    let bw = inputs.layout.block_words();
+    assert!(bw <= MAX_BLOCK_WORDS);
+    assert_eq!(out.len(), inputs.layout.shard_words());
+    out.par_chunks_mut(bw)
+        .enumerate()
+        .with_min_len(16)
+        .map(|(i, out_block)| {
+            let at = i * bw;
+            let stats = expand_block(
+                inputs,
+                inputs.transitions.of_block(i),
+                &inputs.previous[at..at + bw],
+                &inputs.current[at..at + bw],
+                out_block,
+            );
+            on_block(stats.found);
+            stats
+        })
+        .reduce(TaskStats::default, TaskStats::plus)
+}
+
+/// Mask of valid bits in word `w` of a block of `states` bits.
+#[inline]
+fn valid_mask(w: usize, words: usize, states: usize) -> u64 {
+    let tail = states % 64;
+    if w + 1 == words && tail != 0 {
+        (1u64 << tail) - 1
+    } else {
+        u64::MAX
+    }
+}
+
+fn expand_block(inputs: &TaskInputs, trans: &[Transition], prev: &[u64], cur: &[u64], out: &mut [u64]) -> TaskStats {
+    let bw = out.len();
+    let states = inputs.layout.block_states();
+    let mut unseen = [0u64; MAX_BLOCK_WORDS];
+    let mut unseen_count = 0u64;
+    for w in 0..bw {
+        unseen[w] = !(prev[w] | cur[w]) & valid_mask(w, bw, states);
+        unseen_count += unseen[w].count_ones() as u64;
+    }
+    out.fill(0);
+    if unseen_count == 0 {
+        return TaskStats::default();
+    }
+    let mut sources = 0u64;
+    let mut legal = 0u64;
+    for t in trans.iter().filter(|t| t.src_block != NO_SOURCE) {
+        sources += crate::kernel::bits::popcount(inputs.frontier.block(t.src_block));
+        legal += 1;
+    }
+    if sources == 0 {
+        return TaskStats::default();
+    }
+    // Bottom-up probes at most `legal` predecessors per unseen state and
+    // usually far fewer, since a found state stops probing; weigh it at half.
+    let mut stats = if unseen_count * legal < 2 * sources {
+        bottom_up(inputs, trans, &mut unseen[..bw], out)
+    } else {
+        top_down(inputs, trans, &unseen[..bw], out, sources)
+    };
+    stats.found = crate::kernel::bits::popcount(out);
+    stats
+}
+
+fn top_down(inputs: &TaskInputs, trans: &[Transition], unseen: &[u64], out: &mut [u64], sources: u64) -> TaskStats {
+    for t in trans.iter().filter(|t| t.src_block != NO_SOURCE) {
+        let src = inputs.frontier.block(t.src_block);
+        let row = inputs.table.row(t.top_down_row);
+        for (w, &word) in src.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let x = w * 64 + bits.trailing_zeros() as usize;
+                let y = row[x] as usize;
+                out[y >> 6] |= 1u64 << (y & 63);
+                bits &= bits - 1;
+            }
+        }
+    }
+    for (o, &u) in out.iter_mut().zip(unseen) {
+        *o &= u;
+    }
+    TaskStats {
+        evaluations: sources,
+        top_down_blocks: 1,
+        ..TaskStats::default()
+    }
+}
+
+fn bottom_up(inputs: &TaskInputs, trans: &[Transition], remaining: &mut [u64], out: &mut [u64]) -> TaskStats {
+    let mut evaluations = 0u64;
+    for t in trans.iter().filter(|t| t.src_block != NO_SOURCE) {
+        let src = inputs.frontier.block(t.src_block);
+        let row = inputs.table.row(t.bottom_up_row);
+        let mut left = 0u64;
+        for (w, rem) in remaining.iter_mut().enumerate() {
+            let mut bits = *rem;
+            evaluations += bits.count_ones() as u64;
+            let mut hit = 0u64;
+            while bits != 0 {
+                let b = bits.trailing_zeros();
+                let x = row[w * 64 + b as usize] as usize;
+                hit |= ((src[x >> 6] >> (x & 63)) & 1) << b;
+                bits &= bits - 1;
+            }
+            *rem &= !hit;
+            out[w] |= hit;
+            left |= *rem;
+        }
+        if left == 0 {
+            break;
+        }
+    }
+    TaskStats {
+        evaluations,
+        bottom_up_blocks: 1,
+        ..TaskStats::default()
+    }
+}

@@ -1,0 +1,152 @@
+//! The read-only machinery a search needs besides the bits: the low table
+//! and block transitions of the block layout, or the prepared moves of a
+//! coded puzzle. One [`SearchContext`] serves every task of a job, in the
+//! in-process engine and in each worker alike.
+
+use crate::kernel::blocks::{expand_shard, Frontier, TaskInputs};
+use crate::kernel::coded::{expand_coded, CodedMoves, CodedTask};
+use crate::kernel::lowtable::LowTable;
+use crate::kernel::task::{ShardInputs, TaskStats};
+use crate::kernel::transition::{PreparedMoves, ShardTransitions};
+use crate::search::job::{Job, TRANSITION_CACHE_BYTES};
+use crate::space::layout::Layout;
+use crate::space::reduced::kernel::{expand_reduced, ReducedMoves};
+use crate::space::Space;
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
+
+/// Shared, read-only machinery of a search.
+pub struct SearchContext {
+    pub job: Job,
+    kernel: KernelData,
+}
+
+/// What each ranking's kernel reads besides the bits.
+enum KernelData {
+    Blocks {
+        table: LowTable,
+        moves: PreparedMoves,
+        /// Transitions of every shard, kept across levels when they fit
+        /// [`TRANSITION_CACHE_BYTES`] (rebuilt per shard otherwise).
+        cache: Option<Vec<OnceLock<Arc<ShardTransitions>>>>,
+    },
+    Coded(CodedMoves),
+    Reduced(ReducedMoves),
+}
+
+impl SearchContext {
+    /// Builds the low table (block layout) or prepares the moves (coded).
+    pub fn new(job: Job) -> SearchContext {
+        let kernel = match &job.space {
+            Space::Blocks(layout) => KernelData::Blocks {
+                table: LowTable::new(layout.low_pieces, layout.even),
+                moves: PreparedMoves::new(&job.puzzle),
+                cache: (transition_bytes(&job) <= TRANSITION_CACHE_BYTES)
+                    .then(|| (0..layout.shards()).map(|_| OnceLock::new()).collect()),
+            },
+            Space::Coded(_) => KernelData::Coded(CodedMoves::new(&job.puzzle)),
+            Space::Reduced(_) => KernelData::Reduced(ReducedMoves::new(&job.puzzle)),
+        };
+        SearchContext { job, kernel }
+    }
+
+    /// Memory of the tables this context holds once every shard has been
+    /// seen (the low table and cached transitions).
+    pub fn table_bytes(&self) -> u64 {
+        match &self.kernel {
+            KernelData::Blocks { table, cache, .. } => {
+                table.bytes() as u64 + cache.as_ref().map_or(0, |_| transition_bytes(&self.job))
+            }
+            KernelData::Coded(_) => 0,
+            // The fiber-map tables are shared and bounded, not per shard.
+            KernelData::Reduced(_) => match &self.job.space {
+                Space::Reduced(space) => space.table_bytes(self.job.puzzle.moves.len()),
+                _ => unreachable!("the kernel data matches the space"),
+            },
+        }
+    }
+
+    /// Transitions of `shard` (block layout only).
+    fn transitions(&self, layout: &Layout, shard: u64) -> Arc<ShardTransitions> {
+        let KernelData::Blocks { table, moves, cache } = &self.kernel else {
+            unreachable!("transitions belong to the block layout")
+        };
+        let build = || Arc::new(ShardTransitions::build(layout, table, moves, shard));
+        match cache {
+            Some(slots) => slots[shard as usize].get_or_init(build).clone(),
+            None => build(),
+        }
+    }
+
+    /// The shards whose `F_d` the task of `shard` reads, `shard` included.
+    pub fn source_shards(&self, shard: u64) -> BTreeSet<u64> {
+        let mut sources = BTreeSet::from([shard]);
+        match (&self.job.space, &self.kernel) {
+            (Space::Blocks(layout), KernelData::Blocks { moves, .. }) => {
+                sources.extend(moves.source_shards(layout, shard));
+            }
+            (Space::Coded(codec), KernelData::Coded(moves)) => sources.extend(moves.source_shards(codec, shard)),
+            (Space::Reduced(space), KernelData::Reduced(moves)) => sources.extend(moves.source_shards(space, shard)),
+            _ => unreachable!("the kernel data matches the space"),
+        }
+        sources
+    }
+
+    /// Most source shards any one shard reads (for memory planning).
+    pub fn max_sources(&self) -> usize {
+        (self.job.puzzle.moves.len() + 1).min(self.job.space.shards() as usize)
+    }
+
+    /// Computes `F_{d+1}(shard)` into `out`. `on_unit` gets the states found
+    /// per unit of progress.
+    pub fn expand(
+        &self,
+        shard: u64,
+        inputs: &ShardInputs,
+        out: &mut [u64],
+        on_unit: &(dyn Fn(u64) + Sync),
+    ) -> TaskStats {
+        match (&self.job.space, &self.kernel) {
+            (Space::Blocks(layout), KernelData::Blocks { table, .. }) => {
+                let transitions = self.transitions(layout, shard);
+                let frontier = Frontier::new(layout, &inputs.sources);
+                let task = TaskInputs {
+                    layout,
+                    table,
+                    transitions: &transitions,
+                    frontier: &frontier,
+                    previous: inputs.previous,
+                    current: inputs.current,
+                };
+                expand_shard(&task, out, on_unit)
+            }
+            (Space::Coded(codec), KernelData::Coded(moves)) => {
+                let task = CodedTask {
+                    codec,
+                    moves,
+                    shard,
+                    sources: &inputs.sources,
+                    previous: inputs.previous,
+                    current: inputs.current,
+                };
+                expand_coded(&task, out, on_unit)
+            }
+            (Space::Reduced(space), KernelData::Reduced(moves)) => {
+                expand_reduced(space, moves, shard, inputs, out, on_unit)
+            }
+            _ => unreachable!("the kernel data matches the space"),
+        }
+    }
+}
+
+/// Bytes of the transitions of every shard of a block-layout job (0 otherwise).
+pub fn transition_bytes(job: &Job) -> u64 {
+    match &job.space {
+        Space::Blocks(l) => {
+            l.blocks()
+                * job.puzzle.moves.len() as u64
+                * std::mem::size_of::<crate::kernel::transition::Transition>() as u64
+        }
+        Space::Coded(_) | Space::Reduced(_) => 0,
+    }
+}

@@ -1,0 +1,21 @@
+//! Stage 3, the kernel: how one task computes `F_{d+1}` of a shard from the
+//! bit arrays of level `d`.
+//!
+//! - [`bits`]: memory-mapped and in-memory bit arrays.
+//! - [`task`]: what a task reads (its source shards, `F_{d-1}`, `F_d`) and
+//!   the statistics it reports.
+//! - [`lowtable`], [`transition`], [`blocks`]: the block kernel for distinct
+//!   pieces, where a move carries a whole block through one table row.
+//! - [`coded`]: the kernel for identical or oriented pieces, state by state
+//!   through precomputed tables.
+//! - [`context`]: the tables every task of a job shares, and the dispatch to
+//!   the kernel of the job's space (the reduced kernel lives with its space,
+//!   [`crate::space::reduced`]).
+
+pub mod bits;
+pub mod blocks;
+pub mod coded;
+pub mod context;
+pub mod lowtable;
+pub mod task;
+pub mod transition;

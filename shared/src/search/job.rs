@@ -1,0 +1,227 @@
+//! A job: a puzzle with its group order and shard plan, and what running it
+//! will cost.
+
+use crate::files::chunking::Chunking;
+use crate::puzzle::group::{puzzle_group_order, tuple_orbit_size};
+use crate::puzzle::Puzzle;
+pub use crate::search::resources::human_bytes;
+use crate::space::codec::{Codec, CodecInput};
+use crate::space::layout::{Layout, LayoutError, DEFAULT_LOW_PIECES, TARGET_SHARD_BYTES};
+use crate::space::reduced::ReducedSpace;
+use crate::space::Space;
+
+/// Transition tables are kept across levels while they fit in this budget.
+pub const TRANSITION_CACHE_BYTES: u64 = 256 << 20;
+
+/// A puzzle ready to search.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub puzzle: Puzzle,
+    pub space: Space,
+    /// Order of the group the moves generate (Schreier–Sims).
+    pub group_order: u128,
+    /// States a complete search must find: the group order, unless the
+    /// family says otherwise (see [`Puzzle::reachable_states`]), or the
+    /// coset count of a partial puzzle. `None` when no independent count is
+    /// known (identical pieces with orientation, tracked sliding puzzles):
+    /// the search then ends at the first empty level.
+    pub reachable_states: Option<u128>,
+    /// True when some move's inverse is not a move: BFS then needs every
+    /// earlier level as "seen", and words are built from solved (a state
+    /// need not be solvable back along the arrows).
+    pub directed: bool,
+    /// How each level's shards are grouped into tasks and files.
+    pub chunking: Chunking,
+    /// Why a puzzle with symmetries is searched without reduction (none
+    /// when it is reduced, or has no symmetries).
+    pub symmetry_note: Option<String>,
+}
+
+impl Job {
+    /// Plans a job; fails when the puzzle cannot be ranked or sharded.
+    /// Puzzles of distinct pieces with symmetries are reduced by them when
+    /// that pays (see [`crate::space::reduced`]); `--shard-pieces` then does not apply.
+    pub fn new(puzzle: Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Job> {
+        let mut symmetry_note = None;
+        let reduced = match (&puzzle.coding, puzzle.symmetries.is_empty()) {
+            (None, false) => match ReducedSpace::plan(&puzzle, puzzle.all_moves_even()) {
+                Ok(r) => Some(r),
+                Err(why) => {
+                    symmetry_note = Some(why);
+                    None
+                }
+            },
+            _ => None,
+        };
+        let space = match (&puzzle.coding, reduced) {
+            (None, Some(r)) => Space::Reduced(Box::new(r)),
+            (None, None) => Space::Blocks(plan_blocks(&puzzle, shard_pieces)?),
+            (Some(_), _) => Space::Coded(plan_codec(&puzzle, shard_pieces)?),
+        };
+        let group_order = puzzle_group_order(&puzzle).to_u128().unwrap_or(u128::MAX);
+        let reachable_states = match &puzzle.coding {
+            None => Some(puzzle.reachable_states.unwrap_or(group_order)),
+            Some(_) => coded_reachable(&puzzle, group_order),
+        };
+        Ok(Job {
+            directed: !puzzle.is_undirected(),
+            chunking: Chunking::plan(space.shards(), space.shard_bytes(), None),
+            puzzle,
+            space,
+            group_order,
+            reachable_states,
+            symmetry_note,
+        })
+    }
+
+    /// The same job with `per_chunk` shards per task (instead of the
+    /// automatic choice); used to rebuild a recorded plan exactly.
+    pub fn with_chunk_shards(mut self, per_chunk: Option<u64>) -> Job {
+        self.chunking = Chunking::plan(self.space.shards(), self.space.shard_bytes(), per_chunk);
+        self
+    }
+
+    /// Hash of everything that determines the contents of the level files:
+    /// puzzle, metric, generators and shard plan.
+    pub fn fingerprint(&self) -> u64 {
+        let mut text = match &self.space {
+            Space::Blocks(l) => format!(
+                "cayley-job|{}|{}|{}|{}|{}|{}|",
+                self.puzzle.spec, self.puzzle.metric, l.pieces, l.even, l.shard_pieces, l.low_pieces
+            ),
+            Space::Coded(c) => format!(
+                "cayley-job|{}|{}|coded|{:?}|{}|{}|",
+                self.puzzle.spec,
+                self.puzzle.metric,
+                self.puzzle.solved,
+                c.shard_classes,
+                c.states()
+            ),
+            Space::Reduced(r) => format!(
+                "cayley-job|{}|{}|reduced|{:?}|{}|{}|",
+                self.puzzle.spec,
+                self.puzzle.metric,
+                r.blocks(),
+                r.symmetries.order(),
+                r.shards()
+            ),
+        };
+        text.push_str(&format!("chunk={}|", self.chunking.per_chunk));
+        for m in &self.puzzle.moves {
+            text.push_str(&format!(
+                "{}={:?}@{:?}~{:?};",
+                m.name,
+                m.perm.images(),
+                m.guard.map(|g| (g.piece, g.slot)),
+                m.twist
+            ));
+        }
+        xxhash_rust::xxh3::xxh3_64(text.as_bytes())
+    }
+
+    /// `F_0` of `shard` into `out`: the solved state alone. Level 0 is never
+    /// stored; every reader makes it from the job.
+    pub fn level_zero(&self, shard: u64, out: &mut [u64]) {
+        out.fill(0);
+        let (solved_shard, word, bit) = self.space.locate(&self.puzzle.solved);
+        if shard == solved_shard {
+            out[word] |= 1u64 << bit;
+        }
+    }
+
+    /// The reachable state count for people: a number, or `unknown`.
+    pub fn reachable_text(&self) -> String {
+        self.reachable_states.map_or("unknown".into(), |r| r.to_string())
+    }
+}
+
+/// The block layout of a puzzle of distinct pieces.
+fn plan_blocks(puzzle: &Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Layout> {
+    let guarded = puzzle.guarded_pieces();
+    if guarded.iter().enumerate().any(|(i, &p)| i != p) {
+        anyhow::bail!("guarded pieces must be the first pieces of the puzzle");
+    }
+    let even = puzzle.all_moves_even();
+    let oversize = || {
+        anyhow::anyhow!(
+            "'{}' cannot be searched: {}",
+            puzzle.spec,
+            describe_oversize(puzzle.slots, even)
+        )
+    };
+    if puzzle.slots > crate::space::rank::MAX_RANKED_POINTS {
+        // Refused before planning: n! overflows u128 beyond 34 pieces.
+        return Err(oversize());
+    }
+    Layout::plan(puzzle.slots, even, guarded.len(), shard_pieces).map_err(|e| match e {
+        LayoutError::TooManyPieces { .. } => oversize(),
+        other => anyhow::anyhow!(other),
+    })
+}
+
+/// The codec of a puzzle with identical or oriented pieces.
+fn plan_codec(puzzle: &Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Codec> {
+    let coding = puzzle.coding.as_ref().expect("a coded puzzle");
+    let n = puzzle.slots;
+    let input = CodecInput {
+        solved_cells: &puzzle.solved[..n],
+        solved_twists: &puzzle.solved[n..],
+        modulus: &coding.modulus,
+        wild: &coding.wild,
+        moves: puzzle.moves.iter().map(|m| (m.perm.images(), &m.twist[..])).collect(),
+    };
+    Codec::plan(&input, shard_pieces).map_err(|e| anyhow::anyhow!("'{}' cannot be searched: {}", puzzle.spec, e))
+}
+
+/// States reachable in a coded puzzle, when they can be counted without
+/// searching: with distinct pieces, the group order (the action on
+/// `(slot, twist)` points is faithful); with tracked pieces and no
+/// orientation, the number of places the tracked pieces can reach together,
+/// provided each orbit has at most one class of identical pieces (then the
+/// tracked pieces' places determine the state).
+pub fn coded_reachable(puzzle: &Puzzle, group_order: u128) -> Option<u128> {
+    let coding = puzzle.coding.as_ref()?;
+    let n = puzzle.slots;
+    let cells = &puzzle.solved[..n];
+    let size = |class: u8| cells.iter().filter(|&&c| c == class).count();
+    // Pieces ignoring their orientation (`?`) make positions fewer than
+    // group elements: counted by searching.
+    if cells.iter().all(|&c| size(c) == 1) && coding.wild.is_empty() {
+        return Some(group_order);
+    }
+    if coding.has_orientation() || !puzzle.guarded_pieces().is_empty() {
+        return None;
+    }
+    let generators = puzzle.generator_perms();
+    let mut shared_in_orbit = std::collections::HashMap::new();
+    for slot in (0..n).filter(|&s| size(cells[s]) > 1) {
+        let orbit = crate::puzzle::group::orbit_of(n, &generators, slot);
+        if *shared_in_orbit.entry(orbit).or_insert(cells[slot]) != cells[slot] {
+            return None;
+        }
+    }
+    let singles: Vec<usize> = (0..n).filter(|&s| size(cells[s]) == 1).collect();
+    Some(tuple_orbit_size(n, &generators, &singles))
+}
+
+/// Explains why a puzzle with too many pieces cannot be ranked, with the
+/// size of the space it would have.
+fn describe_oversize(pieces: usize, even: bool) -> String {
+    // In floating point: 64 pieces (8×8 Loopover) have 64! > u128::MAX states.
+    let states = (1..=pieces).map(|k| k as f64).product::<f64>() / if even { 2.0 } else { 1.0 };
+    let level = states / 8.0;
+    let shards = (level / TARGET_SHARD_BYTES as f64).ceil();
+    format!(
+        "{:.3e} states would need {} per level ({:.3e} shards of {}), and ranking supports at most {} pieces (limit of {} low pieces per block)",
+        states,
+        if level < 1e27 {
+            human_bytes(level as u128)
+        } else {
+            format!("{:.3e} B", level)
+        },
+        shards,
+        human_bytes(TARGET_SHARD_BYTES),
+        crate::space::rank::MAX_RANKED_POINTS,
+        DEFAULT_LOW_PIECES
+    )
+}

@@ -1,0 +1,18 @@
+//! Stage 5, the search and its results.
+//!
+//! - [`job`]: the plan of a job (puzzle, space, chunking), fixed when it
+//!   starts and stored with its checkpoint.
+//! - [`resources`], [`calibrate`]: the memory and disk a job needs, and the
+//!   speeds of this machine that a plan projects from.
+//! - [`engine`]: a whole search in one process over scratch files (the
+//!   tests and the `engine` example; `cayley` runs worker tasks instead).
+//! - [`antipodes`]: the farthest states and a shortest word for each, walked
+//!   back through the stored levels.
+//! - [`bound`]: the counting lower bound on the diameter.
+
+pub mod antipodes;
+pub mod bound;
+pub mod calibrate;
+pub mod engine;
+pub mod job;
+pub mod resources;

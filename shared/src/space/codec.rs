@@ -1,0 +1,456 @@
+//! Ranking of general states: identical pieces and oriented pieces.
+//!
+//! The block layout ([`crate::space::layout`]) ranks permutations of distinct
+//! pieces. Partial puzzles (`--track`), `.tws` files with identical pieces
+//! and oriented pieces need more: a state is the **class** of the piece in
+//! every slot (pieces of one class are indistinguishable) and the **twist**
+//! of every slot's content. This module ranks such states perfectly.
+//!
+//! Digits, most significant first:
+//! 1. one per class and slot orbit, in class order: which of the slots still
+//!    free in the orbit the class occupies, as a combination rank (colex).
+//!    For a class of one piece that is a Lehmer digit, so tracking pieces
+//!    ranks their partial permutation; the last class of an orbit has one
+//!    choice.
+//! 2. the twists of each oriented slot orbit ([`twists`]). When every move
+//!    keeps an orbit's twist sum, the twist of the orbit's last slot follows
+//!    from the others (3⁷ instead of 3⁸ for a cube's corners). Orbits whose
+//!    pieces all keep their orientation come last, as the **low part**.
+//!
+//! A rank is `block · W + low`: the low part (`W` values) is the twists of
+//! whole orbits, which a move maps through one table row whatever the rest
+//! of the state is, and the **block** is everything else, which a move maps
+//! as a whole to one block. The **shard** is the first `k` class digits:
+//! where the first `k` classes sit. A move maps slot sets to slot sets, so
+//! every state of a target shard has its predecessors under one move in one
+//! source shard, exactly as with the block layout, and a task is still
+//! `(level, shard)`.
+
+mod twists;
+
+use crate::space::colex::Binomials;
+pub use twists::LowTables;
+use twists::{order_for_low_part, unrank_low, TwistKind, TwistOrbit};
+
+/// Shards are sized to hold at most this many bits when `k` is automatic.
+const TARGET_SHARD_BITS: u64 = (crate::space::layout::TARGET_SHARD_BYTES as u64) * 8;
+
+/// Largest number of slots a coded state may have (slot sets are `u64` masks).
+pub const MAX_CODED_SLOTS: usize = 64;
+
+/// One class digit: where a class's pieces sit in one orbit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ClassDigit {
+    /// Class id (the value stored in a slot).
+    class: u8,
+    /// Pieces of the class in this orbit.
+    count: u32,
+    /// Slots of the orbit the class lives in.
+    orbit: u64,
+    /// Number of values the digit takes.
+    radix: u64,
+}
+
+/// A perfect ranking of coded states and its shard plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Codec {
+    slots: usize,
+    /// Number of class ids (`max class + 1`).
+    class_count: usize,
+    classes: Vec<ClassDigit>,
+    /// Twist digits of each oriented orbit, in rank order.
+    twists: Vec<TwistOrbit>,
+    /// Index in `twists` of the first orbit of the low part.
+    first_low: usize,
+    /// Classes whose orientation is ignored (indexed by class, 256 long).
+    wild: Vec<bool>,
+    low: LowTables,
+    /// Class digits in the shard key (`k`).
+    pub shard_classes: usize,
+    /// Blocks per shard.
+    shard_blocks: u64,
+    /// Number of shards.
+    shards: u64,
+    binomials: Binomials,
+}
+
+/// What the codec needs to know about a puzzle.
+pub struct CodecInput<'a> {
+    /// Class in each slot of the solved state.
+    pub solved_cells: &'a [u8],
+    /// Twist of each slot in the solved state.
+    pub solved_twists: &'a [u8],
+    /// Orientation modulus of each slot (1 = no orientation).
+    pub modulus: &'a [u8],
+    /// Classes whose orientation is ignored (indexed by class; empty = none).
+    pub wild: &'a [bool],
+    /// Slot permutation and twist of every move (twist empty = none), in
+    /// the order of the puzzle's moves: the low tables are indexed so.
+    pub moves: Vec<(&'a [u8], &'a [u8])>,
+}
+
+/// A codec that cannot be planned.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum CodecError {
+    #[error("{slots} slots; coded states support at most {max}")]
+    TooManySlots { slots: usize, max: usize },
+    #[error("about {states:.3e} states; ranks must fit in 64 bits")]
+    TooManyStates { states: f64 },
+    #[error("--shard-pieces {asked} is out of range: this puzzle allows 0..={max}")]
+    BadShardPieces { asked: usize, max: usize },
+}
+
+impl Codec {
+    /// Plans the ranking of the states of a puzzle; `shard_classes`
+    /// overrides the automatic shard key size.
+    pub fn plan(input: &CodecInput, shard_classes: Option<usize>) -> Result<Codec, CodecError> {
+        let n = input.solved_cells.len();
+        if n > MAX_CODED_SLOTS {
+            return Err(CodecError::TooManySlots {
+                slots: n,
+                max: MAX_CODED_SLOTS,
+            });
+        }
+        let binomials = Binomials::new();
+        let orbits = slot_orbits(n, &input.moves);
+        let class_count = input.solved_cells.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+        let mut wild = vec![false; 256];
+        wild[..input.wild.len()].copy_from_slice(input.wild);
+        let classes = class_digits(input.solved_cells, &orbits, &binomials);
+        let twists = twist_orbits(input, &orbits, &wild);
+        let log_states: f64 = classes
+            .iter()
+            .map(|c| c.radix)
+            .chain(twists.iter().map(|t| t.radix))
+            .map(|r| (r as f64).log2())
+            .sum();
+        if log_states >= 63.0 {
+            return Err(CodecError::TooManyStates {
+                states: log_states.exp2(),
+            });
+        }
+        let (twists, first_low) = order_for_low_part(twists);
+        let low = LowTables::build(n, &twists[first_low..], &input.moves);
+        let mut codec = Codec {
+            slots: n,
+            class_count,
+            classes,
+            twists,
+            first_low,
+            wild,
+            low,
+            shard_classes: 0,
+            shard_blocks: 0,
+            shards: 0,
+            binomials,
+        };
+        let max = codec.classes.len();
+        match shard_classes {
+            Some(k) if k > max => return Err(CodecError::BadShardPieces { asked: k, max }),
+            Some(k) => codec.set_shard_classes(k),
+            None => {
+                codec.set_shard_classes(0);
+                while codec.shard_classes < max && codec.shard_states() > TARGET_SHARD_BITS {
+                    codec.set_shard_classes(codec.shard_classes + 1);
+                }
+            }
+        }
+        Ok(codec)
+    }
+
+    fn set_shard_classes(&mut self, k: usize) {
+        self.shard_classes = k;
+        self.shards = self.classes[..k].iter().map(|c| c.radix).product();
+        self.shard_blocks = self.classes[k..].iter().map(|c| c.radix).product::<u64>()
+            * self.twists[..self.first_low].iter().map(|t| t.radix).product::<u64>();
+    }
+
+    /// Number of slots.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// Number of ranks (states, reachable or not).
+    pub fn states(&self) -> u128 {
+        self.shards as u128 * self.shard_states() as u128
+    }
+
+    /// Number of shards.
+    pub fn shards(&self) -> u64 {
+        self.shards
+    }
+
+    /// Ranks per shard.
+    pub fn shard_states(&self) -> u64 {
+        self.shard_blocks * self.low.states() as u64
+    }
+
+    /// Blocks per shard.
+    pub fn shard_blocks(&self) -> u64 {
+        self.shard_blocks
+    }
+
+    /// The low part's tables; `states()` is `W`, the ranks per block.
+    pub fn low(&self) -> &LowTables {
+        &self.low
+    }
+
+    /// Number of class digits (the largest shard key).
+    pub fn class_digits(&self) -> usize {
+        self.classes.len()
+    }
+
+    /// Rank of a state given as slot classes and slot twists.
+    pub fn rank(&self, cells: &[u8], twists: &[u8]) -> u64 {
+        self.rank_with(cells, twists, &mut [0u64; MAX_CODED_SLOTS])
+    }
+
+    /// [`Codec::rank`] with a caller's scratch array (the kernel ranks in its
+    /// inner loop; clearing a fresh 512-byte array per call showed up in
+    /// profiles).
+    #[inline]
+    pub fn rank_with(&self, cells: &[u8], twists: &[u8], masks: &mut [u64; MAX_CODED_SLOTS]) -> u64 {
+        let block = self.rank_block(cells, twists, masks);
+        self.twists[self.first_low..]
+            .iter()
+            .fold(block, |r, t| t.rank(r, cells, twists, &self.wild))
+    }
+
+    /// The block of a state: every digit but the low part. Reads the twists
+    /// of the block part's slots only.
+    #[inline]
+    pub fn rank_block(&self, cells: &[u8], twists: &[u8], masks: &mut [u64; MAX_CODED_SLOTS]) -> u64 {
+        masks[..self.class_count].fill(0);
+        for (slot, &class) in cells[..self.slots].iter().enumerate() {
+            masks[class as usize] |= 1 << slot;
+        }
+        let mut rank = 0u64;
+        let mut taken = 0u64;
+        for digit in &self.classes {
+            let free = digit.orbit & !taken;
+            let mask = masks[digit.class as usize] & digit.orbit;
+            taken |= mask;
+            rank = rank * digit.radix + self.combination_rank(mask, free);
+        }
+        self.twists[..self.first_low]
+            .iter()
+            .fold(rank, |r, t| t.rank(r, cells, twists, &self.wild))
+    }
+
+    /// Colex rank of the slots `mask` among the slots `free`.
+    #[inline]
+    fn combination_rank(&self, mask: u64, free: u64) -> u64 {
+        if mask & mask.wrapping_sub(1) == 0 {
+            // One piece: its position among the free slots.
+            return (free & mask.wrapping_sub(1)).count_ones() as u64;
+        }
+        let mut value = 0u64;
+        let mut bits = mask;
+        let mut i = 1;
+        while bits != 0 {
+            let position = (free & ((1u64 << bits.trailing_zeros()) - 1)).count_ones();
+            value += self.binomials.get(position, i);
+            i += 1;
+            bits &= bits - 1;
+        }
+        value
+    }
+
+    /// The state with rank `rank`, written into `cells` and `twists` (both
+    /// `slots` long).
+    pub fn unrank(&self, rank: u64, cells: &mut [u8], twists: &mut [u8]) {
+        let w = self.low.states() as u64;
+        self.unrank_block(rank / w, cells, twists);
+        unrank_low(&self.twists[self.first_low..], rank % w, cells, twists, &self.wild);
+    }
+
+    /// The classes of every slot and the twists of the block part's slots
+    /// of block `block` (other twists are left as they are).
+    pub fn unrank_block(&self, mut block: u64, cells: &mut [u8], twists: &mut [u8]) {
+        let mut twist_values = [0u64; MAX_CODED_SLOTS];
+        for (value, orbit) in twist_values.iter_mut().zip(&self.twists[..self.first_low]).rev() {
+            *value = block % orbit.radix;
+            block /= orbit.radix;
+        }
+        let mut values = [0u64; MAX_CODED_SLOTS];
+        for (value, digit) in values.iter_mut().zip(&self.classes).rev() {
+            *value = block % digit.radix;
+            block /= digit.radix;
+        }
+        let mut taken = 0u64;
+        for (digit, &value) in self.classes.iter().zip(&values) {
+            let free = digit.orbit & !taken;
+            let mask = self.unrank_combination(value, free, digit.count);
+            taken |= mask;
+            let mut bits = mask;
+            while bits != 0 {
+                cells[bits.trailing_zeros() as usize] = digit.class;
+                bits &= bits - 1;
+            }
+        }
+        // Wild orbits read the classes, so twists come after them.
+        for (orbit, &value) in self.twists[..self.first_low].iter().zip(&twist_values) {
+            orbit.unrank(value, cells, twists, &self.wild);
+        }
+    }
+
+    /// The slots (a subset of `free` of `count` slots) with colex rank `value`.
+    fn unrank_combination(&self, mut value: u64, free: u64, count: u32) -> u64 {
+        if count == 1 {
+            // A single piece (the common, tracked case): the digit is its
+            // position among the free slots.
+            return 1 << crate::space::rank::select_bit(free, value as u32);
+        }
+        let mut mask = 0u64;
+        let mut position = free.count_ones();
+        for i in (1..=count).rev() {
+            position -= 1;
+            while self.binomials.get(position, i) > value {
+                position -= 1;
+            }
+            value -= self.binomials.get(position, i);
+            mask |= 1 << crate::space::rank::select_bit(free, position);
+        }
+        mask
+    }
+
+    /// Shard and index inside the shard of a rank.
+    #[inline]
+    pub fn split(&self, rank: u64) -> (u64, u64) {
+        (rank / self.shard_states(), rank % self.shard_states())
+    }
+
+    /// The slot sets of the shard key's classes for `shard`.
+    pub fn key_masks(&self, shard: u64) -> Vec<u64> {
+        let k = self.shard_classes;
+        let mut values = vec![0u64; k];
+        let mut rest = shard;
+        for (value, digit) in values.iter_mut().zip(&self.classes[..k]).rev() {
+            *value = rest % digit.radix;
+            rest /= digit.radix;
+        }
+        let mut taken = 0u64;
+        self.classes[..k]
+            .iter()
+            .zip(values)
+            .map(|(digit, value)| {
+                let mask = self.unrank_combination(value, digit.orbit & !taken, digit.count);
+                taken |= mask;
+                mask
+            })
+            .collect()
+    }
+
+    /// The shard whose key classes occupy `masks`.
+    pub fn shard_of_masks(&self, masks: &[u64]) -> u64 {
+        let mut shard = 0u64;
+        let mut taken = 0u64;
+        for (digit, &mask) in self.classes.iter().zip(masks) {
+            let free = digit.orbit & !taken;
+            taken |= mask;
+            shard = shard * digit.radix + self.combination_rank(mask, free);
+        }
+        shard
+    }
+}
+
+/// One digit per class and orbit the class occupies, in class order.
+fn class_digits(solved_cells: &[u8], orbits: &[u64], binomials: &Binomials) -> Vec<ClassDigit> {
+    let class_count = solved_cells.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+    let mut free_in_orbit: Vec<u32> = orbits.iter().map(|o| o.count_ones()).collect();
+    let mut classes = Vec::new();
+    for class in 0..class_count {
+        let mask = (0..solved_cells.len())
+            .filter(|&s| solved_cells[s] as usize == class)
+            .fold(0u64, |m, s| m | 1 << s);
+        // Moves keep pieces in their orbit, so a class spread over several
+        // orbits has a fixed count in each: one digit per orbit.
+        for (o, &orbit) in orbits.iter().enumerate().filter(|(_, &o)| o & mask != 0) {
+            let count = (mask & orbit).count_ones();
+            let radix = binomials.get(free_in_orbit[o], count);
+            free_in_orbit[o] -= count;
+            classes.push(ClassDigit {
+                class: class as u8,
+                count,
+                orbit,
+                radix,
+            });
+        }
+    }
+    classes
+}
+
+/// The twist digits of every orbit with oriented slots, in orbit order.
+fn twist_orbits(input: &CodecInput, orbits: &[u64], wild: &[bool]) -> Vec<TwistOrbit> {
+    let n = input.solved_cells.len();
+    let mut out = Vec::new();
+    for &orbit in orbits {
+        let slots: Vec<u8> = (0..n as u8)
+            .filter(|&s| orbit >> s & 1 == 1 && input.modulus[s as usize] > 1)
+            .collect();
+        let Some(&last) = slots.last() else { continue };
+        let modulus = input.modulus[last as usize];
+        let m = modulus as u64;
+        let wild_pieces = slots
+            .iter()
+            .filter(|&&s| wild[input.solved_cells[s as usize] as usize])
+            .count();
+        let keeps_sum = input.moves.iter().all(|(_, twist)| {
+            twist.is_empty() || slots.iter().map(|&s| twist[s as usize] as u32).sum::<u32>() % modulus as u32 == 0
+        });
+        let (kind, digits) = if wild_pieces > 0 {
+            let pieces = (slots.len() - wild_pieces) as u32;
+            (TwistKind::Wild { pieces }, pieces)
+        } else if keeps_sum {
+            let total = slots
+                .iter()
+                .map(|&s| input.solved_twists[s as usize] as u32)
+                .sum::<u32>()
+                % modulus as u32;
+            (TwistKind::KeptSum { total: total as u8 }, slots.len() as u32 - 1)
+        } else {
+            (TwistKind::Free, slots.len() as u32)
+        };
+        // An orbit without digits (one oriented slot keeping its twist, or
+        // only wild pieces) still writes its twists when unranked.
+        out.push(TwistOrbit {
+            slots,
+            modulus,
+            kind,
+            radix: m.saturating_pow(digits),
+        });
+    }
+    out
+}
+
+/// The orbits of the group the moves generate on slots, as masks.
+fn slot_orbits(n: usize, moves: &[(&[u8], &[u8])]) -> Vec<u64> {
+    let mut root: Vec<usize> = (0..n).collect();
+    fn find(root: &mut [usize], mut x: usize) -> usize {
+        while root[x] != x {
+            root[x] = root[root[x]];
+            x = root[x];
+        }
+        x
+    }
+    for (perm, _) in moves {
+        for (s, &t) in perm.iter().enumerate() {
+            let (a, b) = (find(&mut root, s), find(&mut root, t as usize));
+            root[a.max(b)] = a.min(b);
+        }
+    }
+    let mut orbits: Vec<u64> = Vec::new();
+    let mut orbit_of_root = vec![usize::MAX; n];
+    for s in 0..n {
+        let r = find(&mut root, s);
+        if orbit_of_root[r] == usize::MAX {
+            orbit_of_root[r] = orbits.len();
+            orbits.push(0);
+        }
+        orbits[orbit_of_root[r]] |= 1 << s;
+    }
+    orbits
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,271 @@
+//! The shard plan: how a state's rank splits into shard, block and low part,
+//! and how a move carries a whole block onto another block.
+//!
+//! Pieces are ranked in order `0..n`. The first `k` pieces' slots form the
+//! **shard** key (a coset of their stabiliser, a contiguous rank range). The
+//! last `L` pieces form the **low** part: their arrangement among the `L`
+//! slots the others leave free is a permutation of `0..L`, ranked
+//! lexicographically (or by half-rank when only even states exist). The pieces
+//! before the low part form the **block** key; a block's `L!` (or `L!/2`)
+//! states are one small bit array, padded to whole 64-bit words.
+//!
+//! A slot permutation `h` maps every state of block `b` into one block
+//! `h(b)` and acts on the low part as a fixed permutation `τ` of `0..L`, so a
+//! whole block moves with one table row (see [`crate::kernel::lowtable`]).
+
+use crate::space::rank::{factorial, falling_factorial, rank_prefix, unrank_prefix, MAX_RANKED_POINTS};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Default number of low pieces: `7! = 5040` states per block keeps the low
+/// table (`L!²` entries) at 50 MB and the per-block bookkeeping negligible.
+pub const DEFAULT_LOW_PIECES: usize = 7;
+
+/// Shards are sized to hold at most this many bytes of bits when the
+/// number of shard pieces is chosen automatically: a shard is what a worker
+/// holds in memory and the kernel works on, so a task's working set (its
+/// sources, one per move) stays a few hundred MB; chunks group shards into
+/// bigger files (see [`crate::files::chunking`]).
+pub const TARGET_SHARD_BYTES: u128 = 8 << 20;
+
+/// A plan that cannot be made.
+#[derive(Debug, Error)]
+pub enum LayoutError {
+    #[error(
+        "{states} states need {bits} bits per level; ranking supports at most {max}! states ({pieces} pieces given)"
+    )]
+    TooManyPieces {
+        pieces: usize,
+        states: String,
+        bits: String,
+        max: usize,
+    },
+    #[error("--shard-pieces {asked} is out of range: this puzzle allows 0..={max}")]
+    BadShardPieces { asked: usize, max: usize },
+}
+
+/// How the state space is cut into shards and blocks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layout {
+    /// Number of pieces (= slots).
+    pub pieces: usize,
+    /// True when only even permutations are ranked.
+    pub even: bool,
+    /// Pieces whose slots form the shard key (`k`).
+    pub shard_pieces: usize,
+    /// Pieces of the low part (`L`).
+    pub low_pieces: usize,
+}
+
+impl Layout {
+    /// Plans the layout for `pieces` pieces. `min_key` pieces must be in the
+    /// block key (guarded pieces); `shard_pieces` overrides the automatic `k`.
+    pub fn plan(pieces: usize, even: bool, min_key: usize, shard_pieces: Option<usize>) -> Result<Layout, LayoutError> {
+        if pieces > MAX_RANKED_POINTS {
+            let states = factorial(pieces) / if even { 2 } else { 1 };
+            return Err(LayoutError::TooManyPieces {
+                pieces,
+                states: format!("{:.3e}", states as f64),
+                bits: format!("{:.3e}", states as f64),
+                max: MAX_RANKED_POINTS,
+            });
+        }
+        let low_pieces = DEFAULT_LOW_PIECES.min(pieces - min_key.min(pieces)).max(2.min(pieces));
+        let key = pieces - low_pieces;
+        let mut layout = Layout {
+            pieces,
+            even,
+            shard_pieces: 0,
+            low_pieces,
+        };
+        match shard_pieces {
+            Some(k) if k > key => return Err(LayoutError::BadShardPieces { asked: k, max: key }),
+            Some(k) => layout.shard_pieces = k,
+            None => {
+                while layout.shard_pieces < key && layout.shard_bytes() as u128 > TARGET_SHARD_BYTES {
+                    layout.shard_pieces += 1;
+                }
+            }
+        }
+        Ok(layout)
+    }
+
+    /// Number of pieces in the block key.
+    pub fn key_pieces(&self) -> usize {
+        self.pieces - self.low_pieces
+    }
+
+    /// States in the whole space (`n!` or `n!/2`).
+    pub fn states(&self) -> u128 {
+        factorial(self.pieces) / if self.even { 2 } else { 1 }
+    }
+
+    /// States per block (`L!` or `L!/2`).
+    pub fn block_states(&self) -> usize {
+        (factorial(self.low_pieces) / if self.even { 2 } else { 1 }) as usize
+    }
+
+    /// 64-bit words per block (the block is padded to whole words).
+    pub fn block_words(&self) -> usize {
+        self.block_states().div_ceil(64)
+    }
+
+    /// Number of blocks in the space.
+    pub fn blocks(&self) -> u64 {
+        falling_factorial(self.pieces, self.key_pieces()) as u64
+    }
+
+    /// Number of shards.
+    pub fn shards(&self) -> u64 {
+        falling_factorial(self.pieces, self.shard_pieces) as u64
+    }
+
+    /// Blocks per shard.
+    pub fn blocks_per_shard(&self) -> u64 {
+        self.blocks() / self.shards()
+    }
+
+    /// Words of one shard's bit array.
+    pub fn shard_words(&self) -> usize {
+        self.blocks_per_shard() as usize * self.block_words()
+    }
+
+    /// Bytes of one shard's bit array.
+    pub fn shard_bytes(&self) -> u64 {
+        self.shard_words() as u64 * 8
+    }
+
+    /// Bytes of one whole level (all shards).
+    pub fn level_bytes(&self) -> u64 {
+        self.shard_bytes() * self.shards()
+    }
+
+    /// Shard that holds block `block`.
+    pub fn shard_of_block(&self, block: u64) -> u64 {
+        block / self.blocks_per_shard()
+    }
+
+    /// Word offset of block `block` inside its shard's array.
+    pub fn block_offset_in_shard(&self, block: u64) -> usize {
+        (block % self.blocks_per_shard()) as usize * self.block_words()
+    }
+
+    /// Slots of the key pieces of block `block`.
+    pub fn block_key(&self, block: u64, out: &mut [u8]) {
+        unrank_prefix(block, self.pieces, self.key_pieces(), out);
+    }
+
+    /// Block of a key, and whether the key's Lehmer digits sum to an odd number.
+    pub fn block_of_key(&self, key: &[u8]) -> (u64, bool) {
+        rank_prefix(key, self.pieces)
+    }
+
+    /// Low-part parity required for the states of a block to be even: the
+    /// whole permutation is even when key digits and low digits have equal
+    /// parity sums.
+    pub fn low_parity_of_block(&self, block: u64) -> bool {
+        let mut key = [0u8; 64];
+        self.block_key(block, &mut key);
+        rank_prefix(&key[..self.key_pieces()], self.pieces).1
+    }
+
+    /// Mask of the slots not used by `key`.
+    pub fn free_mask(&self, key: &[u8]) -> u64 {
+        let all = if self.pieces == 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.pieces) - 1
+        };
+        key.iter().fold(all, |m, &s| m & !(1u64 << s))
+    }
+}
+
+/// Where one state lives: its block and its index inside the block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StateIndex {
+    /// Global block number.
+    pub block: u64,
+    /// Index inside the block (`0..block_states`).
+    pub low: usize,
+}
+
+impl Layout {
+    /// Locates a state given in position notation.
+    pub fn index_of(&self, state: &[u8]) -> StateIndex {
+        let key_len = self.key_pieces();
+        let (block, odd) = self.block_of_key(&state[..key_len]);
+        let free = self.free_mask(&state[..key_len]);
+        let mut rel = [0u8; 64];
+        for (j, &slot) in state[key_len..].iter().enumerate() {
+            rel[j] = (free & ((1u64 << slot) - 1)).count_ones() as u8;
+        }
+        let rank = crate::space::rank::rank_perm(&rel[..self.low_pieces]);
+        debug_assert!(!self.even || crate::space::rank::rank_parity(rank, self.low_pieces) == odd);
+        StateIndex {
+            block,
+            low: crate::kernel::lowtable::low_index(rank, self.even),
+        }
+    }
+
+    /// The state (position notation) at an index.
+    pub fn state_at(&self, index: StateIndex) -> Vec<u8> {
+        let key_len = self.key_pieces();
+        let mut state = vec![0u8; self.pieces];
+        self.block_key(index.block, &mut state[..key_len]);
+        let odd = self.low_parity_of_block(index.block);
+        let rank = crate::kernel::lowtable::low_rank(index.low, odd, self.even, self.low_pieces);
+        let rel = crate::space::rank::unrank_perm(rank, self.low_pieces);
+        let free = self.free_mask(&state[..key_len]);
+        for (j, &r) in rel.iter().enumerate() {
+            state[key_len + j] = crate::space::rank::select_bit(free, r as u32) as u8;
+        }
+        state
+    }
+
+    /// Shard, word and bit of a state inside the level's shard arrays.
+    pub fn bit_position(&self, index: StateIndex) -> (u64, usize, u32) {
+        let word = self.block_offset_in_shard(index.block) + index.low / 64;
+        (self.shard_of_block(index.block), word, (index.low % 64) as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_multiply_out() {
+        for (n, even) in [(4, false), (6, false), (9, true), (10, false), (12, false)] {
+            let l = Layout::plan(n, even, 0, None).unwrap();
+            assert_eq!(l.blocks() as u128 * l.block_states() as u128, l.states());
+            assert_eq!(l.shards() * l.blocks_per_shard(), l.blocks());
+            assert!(l.shard_bytes() as u128 <= TARGET_SHARD_BYTES || l.shard_pieces == l.key_pieces());
+        }
+    }
+
+    #[test]
+    fn index_roundtrip_for_every_state_of_small_spaces() {
+        for (n, even) in [(4, false), (5, true), (8, false), (9, true)] {
+            let l = Layout::plan(n, even, 0, None).unwrap();
+            let mut count = 0u64;
+            for block in 0..l.blocks() {
+                for low in 0..l.block_states() {
+                    let idx = StateIndex { block, low };
+                    let state = l.state_at(idx);
+                    let perm = crate::puzzle::perm::Perm::from_images(state.clone()).unwrap();
+                    assert!(!even || perm.is_even());
+                    assert_eq!(l.index_of(&state), idx);
+                    count += 1;
+                }
+            }
+            assert_eq!(count as u128, l.states());
+        }
+    }
+
+    #[test]
+    fn refuses_what_cannot_be_ranked() {
+        let err = Layout::plan(25, true, 0, None).unwrap_err().to_string();
+        assert!(err.contains("7.756e24"), "{}", err);
+        assert!(Layout::plan(12, false, 0, Some(9)).is_err());
+    }
+}

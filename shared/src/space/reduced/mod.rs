@@ -1,0 +1,200 @@
+//! The state space reduced by symmetry: one shard per class of block keys,
+//! holding the raw fiber of the class's representative key.
+//!
+//! Every state `y` is stored as a conjugate `c_σ(y)` whose key is a
+//! representative (see [`keys`]); all members of the orbit of `y` that have
+//! that key are stored (the bit array of a fiber is closed under the key's
+//! stabiliser, since conjugates have equal depths). So a stored bit of class
+//! `K` stands for exactly `|Σ| / |Stab(K)|` states, the size of the key's
+//! class: the full count of a level is the weighted popcount, with no
+//! per-state work, and the number of classes of states follows from
+//! Burnside's lemma over `Stab(K)` for the few keys whose stabiliser is not
+//! trivial.
+//!
+//! Why not also `g ↦ g⁻¹`: a shard key must be a function of the left coset
+//! `gK` of some subgroup `K` (so that a move maps a whole shard to one
+//! shard), and inversion maps cosets to cosets only for normal subgroups,
+//! which are useless here (`1`, `A_n`, `S_n`). Inversion therefore saves no
+//! storage in a move-compatible layout; it is not used.
+
+pub mod fiber;
+pub mod kernel;
+pub mod keys;
+pub mod plan;
+pub mod tables;
+
+use crate::puzzle::perm::Perm;
+use crate::puzzle::symmetry::Symmetries;
+use crate::puzzle::Puzzle;
+use fiber::{FiberLayout, FiberMap};
+use keys::{Key, KeySpace};
+use std::sync::Arc;
+use tables::TableCache;
+
+/// The reduced state space of a job.
+#[derive(Clone, Debug)]
+pub struct ReducedSpace {
+    /// The symmetries reduced by.
+    pub symmetries: Symmetries,
+    keys: KeySpace,
+    fiber: FiberLayout,
+    /// Fiber-map tables shared by all tasks (and clones) of this space.
+    tables: Arc<TableCache>,
+}
+
+impl PartialEq for ReducedSpace {
+    fn eq(&self, other: &ReducedSpace) -> bool {
+        self.symmetries == other.symmetries && self.fiber == other.fiber
+    }
+}
+
+impl Eq for ReducedSpace {}
+
+impl ReducedSpace {
+    /// Plans the reduction of `puzzle` by the group its symmetries generate,
+    /// or says why there is none worth having.
+    pub fn plan(puzzle: &Puzzle, even: bool) -> Result<ReducedSpace, String> {
+        if puzzle.symmetries.is_empty() {
+            return Err("the puzzle has no known symmetries".into());
+        }
+        let full = Symmetries::generate(puzzle, &puzzle.symmetries)?;
+        let best = plan::choose(puzzle, &full, &puzzle.symmetries, even)?;
+        Ok(ReducedSpace::new(puzzle, best.symmetries, best.blocks, even))
+    }
+
+    /// The space for a given group and partition of the pieces.
+    pub fn new(puzzle: &Puzzle, symmetries: Symmetries, blocks: Vec<Vec<u8>>, even: bool) -> ReducedSpace {
+        let fiber = FiberLayout::new(puzzle.slots, blocks, even, &puzzle.solved);
+        let mut block_of_piece = vec![0u8; puzzle.slots];
+        for b in 0..fiber.blocks() {
+            for &p in fiber.block_pieces(b) {
+                block_of_piece[p as usize] = b as u8;
+            }
+        }
+        let block_maps = symmetries
+            .pieces
+            .iter()
+            .map(|pi| {
+                (0..fiber.blocks())
+                    .map(|b| block_of_piece[pi[fiber.block_pieces(b)[0] as usize] as usize])
+                    .collect()
+            })
+            .collect();
+        let sizes: Vec<u32> = (0..fiber.blocks())
+            .map(|b| fiber.block_pieces(b).len() as u32)
+            .collect();
+        let keys = KeySpace::new(puzzle.slots, &sizes, &symmetries, block_maps);
+        ReducedSpace {
+            symmetries,
+            keys,
+            fiber,
+            tables: Arc::default(),
+        }
+    }
+
+    /// The keys and their classes.
+    pub fn keys(&self) -> &KeySpace {
+        &self.keys
+    }
+
+    /// The fiber layout.
+    pub fn fiber(&self) -> &FiberLayout {
+        &self.fiber
+    }
+
+    /// Number of shards (classes of keys).
+    pub fn shards(&self) -> u64 {
+        self.keys.classes() as u64
+    }
+
+    /// Words of a shard.
+    pub fn shard_words(&self) -> usize {
+        self.fiber.words()
+    }
+
+    /// States one shard can hold.
+    pub fn shard_capacity(&self) -> u64 {
+        self.fiber.states()
+    }
+
+    /// Bits stored per level.
+    pub fn states(&self) -> u128 {
+        self.shards() as u128 * self.fiber.states() as u128
+    }
+
+    /// Blocks of the partition as piece lists.
+    pub fn blocks(&self) -> Vec<Vec<u8>> {
+        (0..self.fiber.blocks())
+            .map(|b| self.fiber.block_pieces(b).to_vec())
+            .collect()
+    }
+
+    /// States each stored bit of `shard` stands for.
+    pub fn weight(&self, shard: u64) -> u64 {
+        (self.symmetries.order() as u32 / self.keys.stabilizer(shard as usize)) as u64
+    }
+
+    /// The representative key of `shard`.
+    pub fn key(&self, shard: u64) -> Key {
+        self.keys.rep(shard as usize)
+    }
+
+    /// Shard, word and bit of a state (position notation).
+    pub fn locate(&self, state: &[u8]) -> (u64, usize, u32) {
+        let (class, k) = self.keys.canonicalize(&self.fiber.key_of(state));
+        let image = self.symmetries.conjugate(k, state);
+        let index = self.fiber.encode(&image, &self.keys.rep(class));
+        (class as u64, (index / 64) as usize, (index % 64) as u32)
+    }
+
+    /// The stored state at bit `bit` of `shard`.
+    pub fn state_at(&self, shard: u64, bit: usize) -> Vec<u8> {
+        self.fiber.decode(bit as u64, &self.key(shard))
+    }
+
+    /// The state map `z[g(i)] = f(y[i])` on the fiber of `source`, and the
+    /// key it maps to.
+    pub(crate) fn fiber_map(&self, source: &Key, f: &Perm, g: &Perm) -> (FiberMap, Key) {
+        FiberMap::new(&self.fiber, &self.tables, source, f, g)
+    }
+
+    /// Most memory the shared fiber-map tables can take with `moves` moves:
+    /// the cache's bound, or all the tables the maps of every shard could
+    /// need when that is less (small spaces).
+    pub fn table_bytes(&self, moves: usize) -> u64 {
+        let parities = 2;
+        let per_map = (self.fiber.row_states() * parities + self.fiber.rows()) * 8;
+        let all_maps = self.shards().saturating_mul(moves as u64 + 1).saturating_mul(per_map);
+        all_maps.min(tables::TABLE_CACHE_BYTES as u64)
+    }
+
+    /// Lookups of fiber-map tables answered from the cache, and tables built.
+    pub fn table_hits(&self) -> (u64, u64) {
+        self.tables.hit_counts()
+    }
+
+    /// Classes of states among the set bits of `shard`: each class is
+    /// stored once per member of `Stab(K)`'s orbits, so Burnside's lemma
+    /// over the stabiliser counts them.
+    pub fn classes_in(&self, shard: u64, words: &[u64]) -> u64 {
+        let stabilizer = self.keys.stabilizer_elements(shard as usize);
+        if stabilizer.len() == 1 {
+            return crate::kernel::bits::popcount(words);
+        }
+        if words.iter().all(|&w| w == 0) {
+            return 0;
+        }
+        let key = self.key(shard);
+        let fixed: u64 = stabilizer
+            .iter()
+            .map(|&k| {
+                let (map, _) = self.fiber_map(&key, &self.symmetries.slots[k], &self.symmetries.pieces[k]);
+                map.fixed_points(words, self.fiber.row_words())
+            })
+            .sum();
+        fixed / stabilizer.len() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests;

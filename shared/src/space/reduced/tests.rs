@@ -1,0 +1,124 @@
+use super::*;
+use crate::puzzle::{parse_puzzle, Metric};
+use crate::space::reduced::kernel::ReducedMoves;
+use proptest::prelude::*;
+
+fn space(spec: &str, metric: Metric) -> (Puzzle, ReducedSpace) {
+    let p = parse_puzzle(spec, metric).unwrap();
+    let r = ReducedSpace::plan(&p, p.all_moves_even()).unwrap_or_else(|e| panic!("{}: {}", spec, e));
+    (p, r)
+}
+
+/// A state of the puzzle's group from a seed: a random walk of moves.
+fn walk(p: &Puzzle, mut seed: u64, steps: usize) -> Vec<u8> {
+    let mut state = p.solved.clone();
+    for _ in 0..steps {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let m = &p.moves[(seed >> 33) as usize % p.moves.len()];
+        if let Some(next) = p.apply(m, &state) {
+            state = next;
+        }
+    }
+    state
+}
+
+#[test]
+fn enumerated_classes_agree_with_burnside_and_cover_every_key() {
+    for spec in [
+        "loopover:2x3",
+        "loopover:3x3",
+        "loopover:2x4",
+        "loopover:3x4",
+        "sliding:3x3",
+        "varikon",
+    ] {
+        let (_, r) = space(spec, Metric::Mtm);
+        let keys = r.keys();
+        let mut slot_blocks = Vec::new();
+        let p = parse_puzzle(spec, Metric::Mtm).unwrap();
+        for b in r.blocks() {
+            slot_blocks.push(b.iter().map(|&piece| p.solved[piece as usize]).collect::<Vec<u8>>());
+        }
+        let burnside = plan::burnside_classes(&r.symmetries.slots, &slot_blocks);
+        assert_eq!(keys.classes() as u128, burnside, "{}", spec);
+        // Class sizes (|Σ| / |Stab|) add up to the number of keys.
+        let covered: u64 = (0..keys.classes())
+            .map(|c| r.symmetries.order() as u64 / keys.stabilizer(c) as u64)
+            .sum();
+        assert_eq!(covered, keys.total(), "{}", spec);
+    }
+}
+
+#[test]
+fn four_by_four_reduces_by_all_128_board_symmetries() {
+    let p = parse_puzzle("loopover:4x4", Metric::Mtm).unwrap();
+    let full = crate::puzzle::symmetry::Symmetries::generate(&p, &p.symmetries).unwrap();
+    assert_eq!(full.order(), 128);
+    let best = plan::choose(&p, &full, &p.symmetries, false).unwrap();
+    assert_eq!(best.symmetries.order(), 128);
+    assert_eq!(best.blocks.len(), 4, "the parity classes (r mod 2, c mod 2)");
+    // Within 2% of 16!/128, the fewest a reduction by these 128 can store.
+    let ideal = crate::space::rank::factorial(16) / 128;
+    assert!(best.stored() < ideal * 102 / 100, "{} vs {}", best.stored(), ideal);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// The stored form of a state is the same shard for its whole orbit,
+    /// decodes to a member of the orbit, and locating it again finds itself.
+    #[test]
+    fn canonical_form_is_idempotent_and_constant_on_orbits(
+        which in 0usize..5, seed in any::<u64>(), steps in 0usize..40,
+    ) {
+        let spec = ["loopover:3x4", "loopover:3x3", "loopover:2x5", "sliding:3x3", "varikon"][which];
+        let (p, r) = space(spec, Metric::Mtm);
+        let state = walk(&p, seed, steps);
+        let (shard, word, bit) = r.locate(&state);
+        let index = word * 64 + bit as usize;
+        let stored = r.state_at(shard, index);
+        prop_assert!(r.symmetries.orbit(&state).contains(&stored));
+        prop_assert_eq!(r.locate(&stored), (shard, word, bit));
+        for k in 0..r.symmetries.order() {
+            let image = r.symmetries.conjugate(k, &state);
+            prop_assert_eq!(r.locate(&image).0, shard);
+        }
+    }
+
+    /// Both fiber maps of every move agree with moving the state and
+    /// conjugating it by the step's symmetry.
+    #[test]
+    fn fiber_maps_agree_with_moving_and_conjugating(
+        which in 0usize..5, seed in any::<u64>(), steps in 0usize..40, stm in any::<bool>(),
+    ) {
+        let spec = ["loopover:3x4", "loopover:3x3", "loopover:2x5", "sliding:3x3", "varikon"][which];
+        let metric = if stm { Metric::Stm } else { Metric::Mtm };
+        let (p, r) = space(spec, metric);
+        let moves = ReducedMoves::new(&p);
+        let y = walk(&p, seed, steps);
+        let (shard, word, bit) = r.locate(&y);
+        let y_index = (word * 64 + bit as usize) as u64;
+        let y = r.state_at(shard, y_index as usize);
+        let row_bits = r.fiber().row_words() as u64 * 64;
+        for (g, step) in moves.steps(&r, shard).into_iter().enumerate() {
+            let m = &p.moves[g];
+            let x = p.apply_backwards(m, &y);
+            let Some(step) = step else {
+                prop_assert!(x.is_none(), "move {} is legal here", m.name);
+                continue;
+            };
+            let Some(x) = x else { continue };
+            let z = r.symmetries.conjugate(step.symmetry, &x);
+            let (z_shard, z_word, z_bit) = r.locate(&z);
+            prop_assert_eq!(z_shard, step.source);
+            let key = r.key(step.source);
+            prop_assert_eq!(r.fiber().key_of(&z)[..r.fiber().blocks()].to_vec(), key[..r.fiber().blocks()].to_vec());
+            let z_index = r.fiber().encode(&z, &key);
+            let back = moves.backward(&r, shard, g, step);
+            prop_assert_eq!(back.apply(y_index, row_bits), z_index);
+            let forth = moves.forward_map(&r, shard, g, step);
+            prop_assert_eq!(forth.apply(z_index, row_bits), y_index);
+            let _ = (z_word, z_bit);
+        }
+    }
+}
