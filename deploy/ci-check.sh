@@ -535,7 +535,7 @@ container_pair() {
   podman wait "$w" > /dev/null
   podman rm "$c" "$w" > /dev/null
   [ "$rc" != 0 ] || fail "the first coordinator finished before it was interrupted"
-  grep -q 'interrupted; the checkpoint is intact' "$CT/pair-1.log" || { cat "$CT/pair-1.log" >&2; fail "the first coordinator did not stop cleanly"; }
+  grep -qE 'interrupted( \(SIG[A-Z]+\))?; the checkpoint is intact' "$CT/pair-1.log" || { cat "$CT/pair-1.log" >&2; fail "the first coordinator did not stop cleanly"; }
   [ ! -e "$data/out/depths.csv" ] || fail "a table was written by the interrupted run"
   last=$(ls "$data/checkpoint/levels" | tail -n 1)
   [ "${last#L}" -lt 12 ] || fail "the first pair got to the last level ($last)"
