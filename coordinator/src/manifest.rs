@@ -139,6 +139,11 @@ pub struct Manifest {
     pub finished: bool,
     /// Depth limit the job was started with.
     pub max_depth: Option<u32>,
+    /// `--memory` the job was started with (all in-process workers
+    /// together), which `resume` reuses unless given another: resuming a
+    /// run made to fit a budget must not silently take 60% of the machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<u64>,
 }
 
 impl Manifest {
@@ -179,6 +184,7 @@ impl Manifest {
             }),
             finished: false,
             max_depth,
+            memory: None,
         }
     }
 

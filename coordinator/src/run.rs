@@ -8,7 +8,7 @@ use crate::manifest::{load_manifest, Manifest};
 use cayley_shared::files::checkpoint::{CheckpointDir, MANIFEST_FILE};
 use cayley_shared::puzzle::{parse_puzzle_with_file, spec_file_text};
 use cayley_shared::search::job::Job;
-use cayley_shared::search::resources::check_disk;
+use cayley_shared::search::resources::{check_disk, human_bytes};
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let job = plan_job(&args.puzzle)?;
@@ -55,7 +55,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         }
     };
     let definition = spec_file_text(&job.puzzle.spec)?;
-    let fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);
+    let mut fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);
+    fresh.memory = args.local.memory;
     run_local(LocalJob {
         job,
         checkpoint,
@@ -107,11 +108,26 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
             }
         );
     }
+    let (mut local, mut manifest) = (args.local, manifest);
+    match (local.memory, manifest.memory) {
+        (None, Some(started_with)) => {
+            local.memory = Some(started_with);
+            if !local.quiet {
+                eprintln!(
+                    "memory budget {}, as the job was started (--memory changes it)",
+                    human_bytes(started_with as u128)
+                );
+            }
+        }
+        // A new budget is what the next resume reuses.
+        (Some(given), _) => manifest.memory = Some(given),
+        (None, None) => {}
+    }
     run_local(LocalJob {
         job,
         checkpoint,
         fresh: manifest,
         temporary: None,
-        local: args.local,
+        local,
     })
 }

@@ -1,10 +1,11 @@
 //! No work is lost when `cayley run` ends without results (issue 11): the
 //! checkpoint, a temporary one included, is kept and the command that
 //! continues it printed; running that command finishes the job. The table
-//! is Loopover 2×5 MTM from tests/data/loopover-mtm.csv.
+//! is Loopover 2×5 MTM from tests/data/loopover-mtm.csv. A resumed job keeps
+//! the memory budget it was started with.
 
 use cayley_tests::symmetry::published_loopover_mtm;
-use cayley_tests::{cayley, json_u64s, read_json, stderr_text, test_dir};
+use cayley_tests::{cayley, cayley_env, json_u64s, read_json, stderr_text, test_dir};
 use std::path::{Path, PathBuf};
 
 fn s(p: &Path) -> &str {
@@ -106,6 +107,42 @@ fn sigterm_stops_a_run_cleanly_and_prints_the_resume_command() {
         let o = cayley(&["resume", s(&ck), "--out", s(&out), "-q"]);
         assert!(o.status.success(), "{}", stderr_text(&o));
     }
+    let json = read_json(&out.join("result.json")).expect("result.json");
+    assert_eq!(json_u64s(&json["depths"]), published_loopover_mtm("2x5"));
+}
+
+#[test]
+fn resume_reuses_the_memory_budget_the_run_was_started_with() {
+    let root = test_dir();
+    let ck = root.path().join("ck");
+    let out = root.path().join("out");
+    let budget: u64 = 256 << 20;
+    let run = [
+        "run",
+        "loopover:2x5",
+        "--memory",
+        "256M",
+        "--checkpoint-dir",
+        s(&ck),
+        "--out",
+        s(&out),
+        "-q",
+    ];
+    // Stopped by an injected full disk while writing level 4.
+    let o = cayley_env(&run, &[("CAYLEY_FAULT_DISK_FULL", "4:0")]);
+    assert!(!o.status.success(), "the injected full disk went unnoticed");
+    let manifest = read_json(&ck.join("manifest.json")).expect("manifest.json");
+    assert_eq!(manifest["memory"].as_u64(), Some(budget));
+    // Not quiet, so that it says which budget it took.
+    let o = cayley(&["resume", s(&ck), "--out", s(&out)]);
+    let err = stderr_text(&o);
+    assert!(o.status.success(), "{}", err);
+    assert!(
+        err.contains("memory budget 256.0 MiB, as the job was started"),
+        "{}",
+        err
+    );
+    assert!(err.contains("memory budget 256.0 MiB per worker"), "{}", err);
     let json = read_json(&out.join("result.json")).expect("result.json");
     assert_eq!(json_u64s(&json["depths"]), published_loopover_mtm("2x5"));
 }
