@@ -18,6 +18,14 @@ use std::sync::Arc;
 /// shard's levels below it instead.
 pub type ShardKey = (u32, u64);
 
+/// Freed shard buffers kept for the next load. A load into a recycled
+/// buffer touches no fresh page; a fresh one costs a page fault per 4 KiB,
+/// since every shard buffer is its own mapping (see
+/// `crate::return_freed_shards_to_the_kernel`). A few cover the steady
+/// state of one eviction per load; they are the worker's fixed overhead,
+/// outside the budget.
+const SPARE_BUFFERS: usize = 4;
+
 /// Tag of a key's level for `F_0(B) ∪ … ∪ F_{L-1}(B)`, the "seen" set a
 /// task of level `L` may use in place of `F_{L-1}(B)`.
 const SEEN: u32 = 1 << 31;
@@ -55,6 +63,8 @@ pub struct ShardCache {
     /// Highest resident bytes seen.
     pub peak: u64,
     pub stats: CacheStats,
+    /// Buffers of evicted shards, at most [`SPARE_BUFFERS`].
+    spare: Vec<Vec<u64>>,
 }
 
 /// Ticks of ordinary use start here; low-priority inserts count down from it.
@@ -73,6 +83,7 @@ impl ShardCache {
             order: BTreeMap::new(),
             peak: 0,
             stats: CacheStats::default(),
+            spare: Vec::new(),
         }
     }
 
@@ -96,12 +107,31 @@ impl ShardCache {
         self.entries.is_empty()
     }
 
-    /// The shard `key`, from memory or from `load` (which reads it from the
-    /// checkpoint and returns its words and the compressed bytes read).
+    /// A shard-sized buffer of unspecified contents, recycled when one is
+    /// spare; the caller overwrites every word.
+    pub fn buffer(&mut self) -> Vec<u64> {
+        self.spare
+            .pop()
+            .unwrap_or_else(|| vec![0u64; (self.shard_bytes / 8) as usize])
+    }
+
+    /// Keeps the buffer of a shard leaving the cache for [`Self::buffer`],
+    /// if nobody else holds it and fewer than [`SPARE_BUFFERS`] are kept.
+    fn recycle(&mut self, words: Arc<Vec<u64>>) {
+        if self.spare.len() < SPARE_BUFFERS {
+            if let Ok(words) = Arc::try_unwrap(words) {
+                self.spare.push(words);
+            }
+        }
+    }
+
+    /// The shard `key`, from memory or from `load`, which reads it from the
+    /// checkpoint into the buffer it is given (of unspecified contents) and
+    /// returns it with the compressed bytes read.
     pub fn get<E>(
         &mut self,
         key: ShardKey,
-        load: impl FnOnce() -> Result<(Vec<u64>, u64), E>,
+        load: impl FnOnce(Vec<u64>) -> Result<(Vec<u64>, u64), E>,
     ) -> Result<Arc<Vec<u64>>, E> {
         self.stats.lookups += 1;
         self.tick += 1;
@@ -113,7 +143,8 @@ impl ShardCache {
             return Ok(entry.words.clone());
         }
         let started = std::time::Instant::now();
-        let (words, read) = load()?;
+        let buffer = self.buffer();
+        let (words, read) = load(buffer)?;
         self.stats.load_seconds += started.elapsed().as_secs_f64();
         self.stats.bytes_read += read;
         let words = Arc::new(words);
@@ -141,6 +172,7 @@ impl ShardCache {
         if let Some(entry) = self.entries.remove(&key) {
             self.order.remove(&entry.tick);
             self.used -= self.shard_bytes;
+            self.recycle(entry.words);
         }
     }
 
@@ -206,7 +238,9 @@ impl ShardCache {
         }
         for (tick, key) in victims {
             self.order.remove(&tick);
-            self.entries.remove(&key);
+            if let Some(entry) = self.entries.remove(&key) {
+                self.recycle(entry.words);
+            }
             self.used -= self.shard_bytes;
         }
     }
@@ -216,8 +250,11 @@ impl ShardCache {
 mod tests {
     use super::*;
 
-    fn load(v: u64) -> impl FnOnce() -> Result<(Vec<u64>, u64), ()> {
-        move || Ok((vec![v; 4], 10))
+    fn load(v: u64) -> impl FnOnce(Vec<u64>) -> Result<(Vec<u64>, u64), ()> {
+        move |mut buffer| {
+            buffer.fill(v);
+            Ok((buffer, 10))
+        }
     }
 
     #[test]
@@ -281,5 +318,31 @@ mod tests {
         cache.drop_levels_below(4);
         assert!(cache.is_empty());
         assert_eq!(cache.used(), 0);
+    }
+
+    #[test]
+    fn evicted_buffers_serve_the_next_loads() {
+        let mut cache = ShardCache::new(2 * 32, 32);
+        let first = cache.get((1, 0), load(7)).unwrap();
+        let address = first.as_ptr();
+        drop(first);
+        cache.remove((1, 0));
+        // The next miss loads into the freed buffer, stale words and all.
+        let mut seen = Vec::new();
+        let again = cache
+            .get((1, 1), |buffer| {
+                seen = buffer.clone();
+                load(9)(buffer)
+            })
+            .unwrap();
+        assert_eq!(again.as_ptr(), address);
+        assert_eq!(seen, vec![7; 4]);
+        assert_eq!(*again, vec![9; 4]);
+        // A shard still held elsewhere is not recycled.
+        cache.remove((1, 1));
+        let held = cache.get((1, 2), load(3)).unwrap();
+        cache.remove((1, 2));
+        assert_eq!(cache.buffer(), vec![0; 4], "a fresh buffer: the held one was not taken");
+        assert_eq!(*held, vec![3; 4]);
     }
 }

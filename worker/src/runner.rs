@@ -170,9 +170,7 @@ impl TaskRunner {
             self.cache.stats.hits += 1;
             return Ok(self.zeros.clone());
         }
-        let words = self.zeros.len();
-        self.cache.get((level, shard), || {
-            let mut w = vec![0u64; words];
+        self.cache.get((level, shard), |mut w| {
             let read = reader.read_shard(i, &mut w).map_err(|e| input_error(level, chunk, e))?;
             Ok((w, read))
         })
@@ -242,7 +240,9 @@ impl TaskRunner {
             io.write_seconds += written.elapsed().as_secs_f64();
             if found.found > 0 && self.cache.has_room() {
                 // The next level reads it again; keep it if there is room.
-                self.cache.offer((out_level, shard), Arc::new(out.clone()));
+                let mut kept = self.cache.buffer();
+                kept.copy_from_slice(&out);
+                self.cache.offer((out_level, shard), Arc::new(kept));
             }
         }
         let written = Instant::now();
