@@ -153,13 +153,13 @@ impl TaskRunner {
     /// `F_level` of `shard`, from the cache or the checkpoint.
     fn shard(&mut self, level: u32, shard: u64) -> Result<Arc<Vec<u64>>, TaskError> {
         if level == 0 {
+            // Every shard but the solved state's is the shared empty one.
+            if shard != self.ctx.job.solved_shard() {
+                return Ok(self.zeros.clone());
+            }
             let mut words = vec![0u64; self.zeros.len()];
             self.ctx.job.level_zero(shard, &mut words);
-            // Every shard but the solved state's is the shared empty one.
-            return Ok(match words.iter().any(|&w| w != 0) {
-                true => Arc::new(words),
-                false => self.zeros.clone(),
-            });
+            return Ok(Arc::new(words));
         }
         let chunk = self.ctx.job.chunking.chunk_of(shard);
         let reader = self.reader(level, chunk)?;

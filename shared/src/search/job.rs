@@ -119,6 +119,12 @@ impl Job {
         xxhash_rust::xxh3::xxh3_64(text.as_bytes())
     }
 
+    /// The shard holding the solved state (every other shard of level 0 is
+    /// empty).
+    pub fn solved_shard(&self) -> u64 {
+        self.space.locate(&self.puzzle.solved).0
+    }
+
     /// `F_0` of `shard` into `out`: the solved state alone. Level 0 is never
     /// stored; every reader makes it from the job.
     pub fn level_zero(&self, shard: u64, out: &mut [u64]) {

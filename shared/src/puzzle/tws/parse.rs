@@ -157,32 +157,26 @@ pub(super) fn parse(path: &str, text: &str, options: &TwsOptions) -> Result<Defi
             "Move" | "MoveSequence" | "Symmetry" if solved.is_none() => {
                 return Err(bad(line, format!("{} must follow the Solved block", toks[0])));
             }
-            "Move" => {
-                arity(2, "Move NAME")?;
+            "Move" | "Symmetry" => {
+                // A Symmetry block is read exactly like a Move block.
+                let symmetry = toks[0] == "Symmetry";
+                arity(2, if symmetry { "Symmetry NAME" } else { "Move NAME" })?;
                 if let Some(first) = taken(toks[1]) {
-                    return Err(bad(
-                        line,
-                        format!("move {} is already defined on line {}", toks[1], first),
-                    ));
+                    let why = if symmetry {
+                        format!("the name {} is already used on line {}", toks[1], first)
+                    } else {
+                        format!("move {} is already defined on line {}", toks[1], first)
+                    };
+                    return Err(bad(line, why));
                 }
-                let (pos, next) = read_block(path, &lines, i, &sets, &declared, Block::Move(toks[1]))?;
-                moves.push(BaseMove {
-                    name: toks[1].to_string(),
-                    line,
-                    sets: pos,
-                });
-                i = next;
-            }
-            "Symmetry" => {
-                arity(2, "Symmetry NAME")?;
-                if let Some(first) = taken(toks[1]) {
-                    return Err(bad(
-                        line,
-                        format!("the name {} is already used on line {}", toks[1], first),
-                    ));
-                }
-                let (pos, next) = read_block(path, &lines, i, &sets, &declared, Block::Symmetry(toks[1]))?;
-                symmetries.push(BaseMove {
+                let block = if symmetry {
+                    Block::Symmetry(toks[1])
+                } else {
+                    Block::Move(toks[1])
+                };
+                let (pos, next) = read_block(path, &lines, i, &sets, &declared, block)?;
+                let list = if symmetry { &mut symmetries } else { &mut moves };
+                list.push(BaseMove {
                     name: toks[1].to_string(),
                     line,
                     sets: pos,
