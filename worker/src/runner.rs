@@ -72,6 +72,12 @@ pub struct TaskRunner {
     cache: ShardCache,
     files: HashMap<(u32, u64), Arc<ChunkReader>>,
     zeros: Arc<Vec<u64>>,
+    /// Compressed frames are read through this one buffer (see
+    /// [`ChunkReader::read_shard_via`]).
+    frame: Vec<u8>,
+    /// The shard being computed, kept across tasks so that its pages are
+    /// faulted in once, not once per task.
+    output: Vec<u64>,
     /// Level the last task read (older levels are dropped from the cache).
     level: Option<u32>,
     pool: rayon::ThreadPool,
@@ -88,8 +94,10 @@ impl TaskRunner {
         let words = job.space.shard_words();
         let shard_bytes = job.space.shard_bytes();
         let ctx = pool.install(|| SearchContext::new(job));
-        // The tables come out of the same budget as the shards.
-        let cache_budget = memory_budget.saturating_sub(ctx.table_bytes());
+        // The tables, the output shard and the frame buffer (a compressed
+        // shard is about one shard at most) come out of the same budget as
+        // the cached shards.
+        let cache_budget = memory_budget.saturating_sub(ctx.table_bytes() + 2 * shard_bytes);
         Ok(TaskRunner {
             ctx,
             checkpoint: CheckpointDir::existing(checkpoint),
@@ -97,6 +105,8 @@ impl TaskRunner {
             cache: ShardCache::new(cache_budget, shard_bytes),
             files: HashMap::new(),
             zeros: Arc::new(vec![0u64; words]),
+            frame: Vec::new(),
+            output: Vec::new(),
             level: None,
             pool,
         })
@@ -170,8 +180,11 @@ impl TaskRunner {
             self.cache.stats.hits += 1;
             return Ok(self.zeros.clone());
         }
+        let frame = &mut self.frame;
         self.cache.get((level, shard), |mut w| {
-            let read = reader.read_shard(i, &mut w).map_err(|e| input_error(level, chunk, e))?;
+            let read = reader
+                .read_shard_via(i, &mut w, frame)
+                .map_err(|e| input_error(level, chunk, e))?;
             Ok((w, read))
         })
     }
@@ -188,7 +201,7 @@ impl TaskRunner {
             let reader = self.reader(level, chunk)?;
             let i = (shard - reader.header().id.first_shard) as usize;
             let read = reader
-                .read_shard(i, &mut buffer)
+                .read_shard_via(i, &mut buffer, &mut self.frame)
                 .map_err(|e| input_error(level, chunk, e))?;
             self.cache.stats.bytes_read += read;
             union.iter_mut().zip(&buffer).for_each(|(u, w)| *u |= w);
@@ -225,7 +238,10 @@ impl TaskRunner {
             .map_err(|e| TaskError::Unreadable(format!("cannot create {}: {}", level_dir.display(), e)))?;
         let path = self.checkpoint.chunk_path(out_level, chunk);
         let mut writer = ChunkWriter::create(&path, self.id(out_level, chunk)).map_err(output_error)?;
-        let mut out = vec![0u64; self.zeros.len()];
+        // Taken while the task runs (a failed task leaves a fresh one to the
+        // next).
+        let mut out = std::mem::take(&mut self.output);
+        out.resize(self.zeros.len(), 0);
         let mut io = TaskIo::default();
         let mut stats = TaskStats::default();
         let (mut states, mut classes) = (0u64, 0u64);
@@ -248,6 +264,7 @@ impl TaskRunner {
         let written = Instant::now();
         let (header, file_bytes) = writer.finish().map_err(output_error)?;
         io.write_seconds += written.elapsed().as_secs_f64();
+        self.output = out;
         io.cache = self.cache.stats;
         Ok(TaskResult {
             stored: header.popcount,

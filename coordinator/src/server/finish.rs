@@ -14,6 +14,8 @@ struct CheckpointSource<'a> {
     checkpoint: &'a CheckpointDir,
     job: &'a Job,
     readers: HashMap<(u32, u64), ChunkReader>,
+    /// Compressed frames are read through this one buffer.
+    frame: Vec<u8>,
 }
 
 impl LevelSource for CheckpointSource<'_> {
@@ -35,7 +37,8 @@ impl LevelSource for CheckpointSource<'_> {
             self.readers.insert((level, chunk), reader);
         }
         let reader = &self.readers[&(level, chunk)];
-        reader.read_shard((shard - reader.header().id.first_shard) as usize, &mut words)?;
+        let i = (shard - reader.header().id.first_shard) as usize;
+        reader.read_shard_via(i, &mut words, &mut self.frame)?;
         Ok(ShardWords::Loaded(words))
     }
 }
@@ -67,6 +70,7 @@ pub fn outcome_to_result(
         checkpoint,
         job,
         readers: HashMap::new(),
+        frame: Vec::new(),
     };
     let depth = manifest.levels.len() as u32 - 1;
     let antipodes = if manifest.keep_levels == KeepLevels::All {

@@ -531,20 +531,29 @@ impl ChunkReader {
     /// Reads and verifies shard number `i` of the chunk into `out` (fully
     /// overwritten). Returns the compressed bytes read.
     pub fn read_shard(&self, i: usize, out: &mut [u64]) -> Result<u64, FormatError> {
+        self.read_shard_via(i, out, &mut Vec::new())
+    }
+
+    /// [`ChunkReader::read_shard`] reading the compressed frame through
+    /// `frame`, which keeps its capacity for the next call: a caller reading
+    /// many shards then allocates (and page-faults) one frame buffer in all
+    /// instead of one per shard.
+    pub fn read_shard_via(&self, i: usize, out: &mut [u64], frame: &mut Vec<u8>) -> Result<u64, FormatError> {
         let e = self.entries[i];
         assert_eq!(out.len() as u64, self.header.id.shard_words, "shard size");
         if e.length == 0 {
             out.fill(0);
             return Ok(0);
         }
-        let mut frame = vec![0u8; e.length as usize];
+        frame.resize(e.length as usize, 0);
+        let frame = &mut frame[..e.length as usize];
         self.file
-            .read_exact_at(&mut frame, e.offset)
+            .read_exact_at(frame, e.offset)
             .map_err(|err| FormatError::io(&self.path, err))?;
         let shard = self.header.id.first_shard + i as u64;
         let corrupt = |detail: String| FormatError::corrupt(&self.path, format!("shard {}: {}", shard, detail));
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
-        let n = zstd::bulk::decompress_to_buffer(&frame, bytes).map_err(|err| corrupt(err.to_string()))?;
+        let n = zstd::bulk::decompress_to_buffer(&*frame, bytes).map_err(|err| corrupt(err.to_string()))?;
         if n != bytes.len() {
             return Err(corrupt(format!("{} bytes, expected {}", n, bytes.len())));
         }
@@ -560,8 +569,9 @@ impl ChunkReader {
     /// Reads every shard once: the full verification of a file.
     pub fn verify_all(&self) -> Result<(), FormatError> {
         let mut words = vec![0u64; self.header.id.shard_words as usize];
+        let mut frame = Vec::new();
         for i in 0..self.entries.len() {
-            self.read_shard(i, &mut words)?;
+            self.read_shard_via(i, &mut words, &mut frame)?;
         }
         Ok(())
     }

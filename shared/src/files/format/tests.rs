@@ -46,6 +46,14 @@ fn roundtrip_shard_by_shard() {
         reader.read_shard(i, &mut out).unwrap();
         assert_eq!(out, shards[i]);
     }
+    // Through one frame buffer that grows (dense after sparse) and shrinks
+    // (sparse after dense): a stale tail must not reach the decompressor.
+    let mut frame = Vec::new();
+    for i in [0usize, 2, 0, 1, 2] {
+        out.fill(1);
+        reader.read_shard_via(i, &mut out, &mut frame).unwrap();
+        assert_eq!(out, shards[i]);
+    }
     assert_eq!(verify_chunk(&path, &id(2, 3)).unwrap(), header);
     assert_eq!(read_chunk_header(&path).unwrap(), header);
     // No temporary file is left behind.
