@@ -1,0 +1,168 @@
+//! Reading chunk files: the header alone, or the header and index verified
+//! once and then shards one at a time (each frame checked against its
+//! index entry), or everything ([`verify_chunk`]).
+
+use super::{u64_at, ChunkHeader, ChunkId, FormatError, ShardEntry, ENTRY_LEN, HEADER_LEN};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// Reads only the header of `path` (no check of what it should hold).
+pub fn read_chunk_header(path: &Path) -> Result<ChunkHeader, FormatError> {
+    let mut file = File::open(path).map_err(|e| FormatError::io(path, e))?;
+    read_header_from(path, &mut file)
+}
+
+fn read_header_from(path: &Path, file: &mut File) -> Result<ChunkHeader, FormatError> {
+    let mut h = [0u8; HEADER_LEN];
+    file.read_exact(&mut h).map_err(|e| match e.kind() {
+        io::ErrorKind::UnexpectedEof => FormatError::corrupt(path, "shorter than its header"),
+        _ => FormatError::io(path, e),
+    })?;
+    ChunkHeader::decode(path, &h)
+}
+
+/// An open chunk file whose header and index have been verified; shards are
+/// read (and verified) one at a time.
+pub struct ChunkReader {
+    path: PathBuf,
+    file: File,
+    header: ChunkHeader,
+    entries: Vec<ShardEntry>,
+    /// Bytes of the file.
+    size: u64,
+}
+
+impl ChunkReader {
+    /// Opens `path`, expecting the chunk `expected`: verifies the header, the
+    /// index checksum and that every frame lies inside the file.
+    pub fn open(path: &Path, expected: &ChunkId) -> Result<ChunkReader, FormatError> {
+        let mut file = File::open(path).map_err(|e| FormatError::io(path, e))?;
+        let header = read_header_from(path, &mut file)?;
+        header.check(path, expected)?;
+        let size = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
+        let index_len = ENTRY_LEN as u64 * header.id.shards as u64;
+        let data_start = HEADER_LEN as u64 + index_len;
+        if data_start > size {
+            return Err(FormatError::corrupt(path, "shorter than its index"));
+        }
+        let mut index = vec![0u8; index_len as usize];
+        file.read_exact(&mut index).map_err(|e| FormatError::io(path, e))?;
+        if xxhash_rust::xxh3::xxh3_64(&index) != header.index_checksum {
+            return Err(FormatError::corrupt(path, "index checksum mismatch"));
+        }
+        let bits = header.id.shard_words.saturating_mul(64);
+        let mut entries = Vec::with_capacity(header.id.shards as usize);
+        let mut total = 0u64;
+        let mut end = data_start;
+        for raw in index.chunks_exact(ENTRY_LEN) {
+            let e = ShardEntry {
+                offset: u64_at(raw, 0),
+                length: u64_at(raw, 8),
+                popcount: u64_at(raw, 16),
+                checksum: u64_at(raw, 24),
+            };
+            // Frames follow each other in shard order; an empty shard has none.
+            let placed = if e.length == 0 {
+                e.offset == 0 && e.popcount == 0
+            } else {
+                e.offset == end && e.offset.checked_add(e.length).is_some_and(|x| x <= size) && e.popcount > 0
+            };
+            if !placed || e.popcount > bits {
+                return Err(FormatError::corrupt(path, "index entry out of place"));
+            }
+            end += e.length;
+            total += e.popcount;
+            entries.push(e);
+        }
+        if total != header.popcount || end != size {
+            return Err(FormatError::corrupt(
+                path,
+                "index does not match the header or the file size",
+            ));
+        }
+        Ok(ChunkReader {
+            path: path.into(),
+            file,
+            header,
+            entries,
+            size,
+        })
+    }
+
+    /// The verified header.
+    pub fn header(&self) -> &ChunkHeader {
+        &self.header
+    }
+
+    /// Index entries, one per shard of the chunk.
+    pub fn entries(&self) -> &[ShardEntry] {
+        &self.entries
+    }
+
+    /// Bytes of the file.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads and verifies shard number `i` of the chunk into `out` (fully
+    /// overwritten). Returns the compressed bytes read.
+    pub fn read_shard(&self, i: usize, out: &mut [u64]) -> Result<u64, FormatError> {
+        self.read_shard_via(i, out, &mut Vec::new())
+    }
+
+    /// [`ChunkReader::read_shard`] reading the compressed frame through
+    /// `frame`, which keeps its capacity for the next call: a caller reading
+    /// many shards then allocates (and page-faults) one frame buffer in all
+    /// instead of one per shard.
+    pub fn read_shard_via(&self, i: usize, out: &mut [u64], frame: &mut Vec<u8>) -> Result<u64, FormatError> {
+        let e = self.entries[i];
+        assert_eq!(out.len() as u64, self.header.id.shard_words, "shard size");
+        if e.length == 0 {
+            out.fill(0);
+            return Ok(0);
+        }
+        frame.resize(e.length as usize, 0);
+        let frame = &mut frame[..e.length as usize];
+        self.file
+            .read_exact_at(frame, e.offset)
+            .map_err(|err| FormatError::io(&self.path, err))?;
+        let shard = self.header.id.first_shard + i as u64;
+        let corrupt = |detail: String| FormatError::corrupt(&self.path, format!("shard {}: {}", shard, detail));
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
+        let n = zstd::bulk::decompress_to_buffer(&*frame, bytes).map_err(|err| corrupt(err.to_string()))?;
+        if n != bytes.len() {
+            return Err(corrupt(format!("{} bytes, expected {}", n, bytes.len())));
+        }
+        if xxhash_rust::xxh3::xxh3_64(bytes) != e.checksum {
+            return Err(corrupt("checksum mismatch".into()));
+        }
+        if crate::kernel::bits::popcount(out) != e.popcount {
+            return Err(corrupt("popcount mismatch".into()));
+        }
+        Ok(e.length)
+    }
+
+    /// Reads every shard once: the full verification of a file.
+    pub fn verify_all(&self) -> Result<(), FormatError> {
+        let mut words = vec![0u64; self.header.id.shard_words as usize];
+        let mut frame = Vec::new();
+        for i in 0..self.entries.len() {
+            self.read_shard_via(i, &mut words, &mut frame)?;
+        }
+        Ok(())
+    }
+}
+
+/// Opens and fully verifies a chunk file; returns its header.
+pub fn verify_chunk(path: &Path, expected: &ChunkId) -> Result<ChunkHeader, FormatError> {
+    let reader = ChunkReader::open(path, expected)?;
+    reader.verify_all()?;
+    Ok(reader.header)
+}
