@@ -139,10 +139,10 @@ fn print_plan(job: &Job) {
             println!(
                 "states       {} ranked ({})",
                 l.states(),
-                if l.even {
-                    "even permutations only: every move is even"
-                } else {
-                    "all permutations"
+                match (l.even, l.parity) {
+                    (_, Some(_)) => "the reachable half only: a state's parity follows where the guarded piece is",
+                    (true, None) => "even permutations only: every move is even",
+                    (false, None) => "all permutations",
                 }
             );
             println!(

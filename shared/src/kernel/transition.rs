@@ -188,6 +188,7 @@ mod tests {
             let layout = Layout::plan(
                 puzzle.slots,
                 puzzle.all_moves_even(),
+                crate::space::layout::ParityRule::find(&puzzle),
                 puzzle.guarded_pieces().len(),
                 Some(k),
             )
@@ -229,9 +230,9 @@ mod tests {
             }
             let even = m.is_even();
             let puzzle = from_generators("t", n, vec![m.clone()]);
-            let probe = Layout::plan(n, even, 0, None).unwrap();
+            let probe = Layout::plan(n, even, None, 0, None).unwrap();
             let k = (k_seed % (probe.key_pieces() as u64 + 1)) as usize;
-            let layout = Layout::plan(n, even, 0, Some(k)).unwrap();
+            let layout = Layout::plan(n, even, None, 0, Some(k)).unwrap();
             let table = cached_table(layout.low_pieces, even);
             let moves = PreparedMoves::new(&puzzle);
             let block = block_seed % layout.blocks();

@@ -86,8 +86,15 @@ impl Job {
     pub fn fingerprint(&self) -> u64 {
         let mut text = match &self.space {
             Space::Blocks(l) => format!(
-                "cayley-job|{}|{}|{}|{}|{}|{}|",
-                self.puzzle.spec, self.puzzle.metric, l.pieces, l.even, l.shard_pieces, l.low_pieces
+                "cayley-job|{}|{}|{}|{}|{}|{}|{}",
+                self.puzzle.spec,
+                self.puzzle.metric,
+                l.pieces,
+                l.even,
+                l.shard_pieces,
+                l.low_pieces,
+                l.parity
+                    .map_or(String::new(), |r| format!("parity={}:{:x}|", r.piece, r.odd_slots))
             ),
             Space::Coded(c) => format!(
                 "cayley-job|{}|{}|coded|{:?}|{}|{}|",
@@ -159,7 +166,8 @@ fn plan_blocks(puzzle: &Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<L
         // Refused before planning: n! overflows u128 beyond 34 pieces.
         return Err(oversize());
     }
-    Layout::plan(puzzle.slots, even, guarded.len(), shard_pieces).map_err(|e| match e {
+    let parity = crate::space::layout::ParityRule::find(puzzle);
+    Layout::plan(puzzle.slots, even, parity, guarded.len(), shard_pieces).map_err(|e| match e {
         LayoutError::TooManyPieces { .. } => oversize(),
         other => anyhow::anyhow!(other),
     })

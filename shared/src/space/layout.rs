@@ -13,6 +13,8 @@
 //! `h(b)` and acts on the low part as a fixed permutation `τ` of `0..L`, so a
 //! whole block moves with one table row (see [`crate::kernel::lowtable`]).
 
+use crate::puzzle::perm::Perm;
+use crate::puzzle::Puzzle;
 use crate::space::rank::{factorial, falling_factorial, rank_prefix, unrank_prefix, MAX_RANKED_POINTS};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -44,13 +46,84 @@ pub enum LayoutError {
     BadShardPieces { asked: usize, max: usize },
 }
 
+/// A parity that follows one piece: the permutation parity of every
+/// reachable state is bit `slot` of `odd_slots`, where `slot` is where
+/// `piece` is. A sliding puzzle has one: each move swaps the blank with a
+/// neighbour (an odd permutation) and moves the blank to a cell of the
+/// other colour of the board's chessboard colouring. Only the half of the
+/// permutations it allows are then ranked, as for a group of even moves:
+/// half the bits, half the work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParityRule {
+    /// The piece whose slot gives the parity (a key piece of the layout).
+    pub piece: u8,
+    /// Slots where that piece makes a state an odd permutation.
+    pub odd_slots: u64,
+}
+
+impl ParityRule {
+    /// The rule of `puzzle`, if it has one worth using: every move guarded
+    /// on one piece, and a colouring of that piece's slots by the parity of
+    /// the states that put it there, consistent over every move (found by
+    /// propagation from the solved state, checked on every move). None
+    /// when all moves are even (plain even ranking covers that).
+    pub fn find(puzzle: &Puzzle) -> Option<ParityRule> {
+        let n = puzzle.slots;
+        if puzzle.coding.is_some() || puzzle.all_moves_even() || n > 64 {
+            return None;
+        }
+        let guards: Vec<_> = puzzle.moves.iter().map(|m| m.guard).collect::<Option<_>>()?;
+        let piece = guards.first()?.piece;
+        if guards.iter().any(|g| g.piece != piece) {
+            return None;
+        }
+        let solved_odd = !Perm::from_images(puzzle.solved[..n].to_vec()).ok()?.is_even();
+        // colour[s]: parity of the states with `piece` in slot s.
+        let mut colour: Vec<Option<bool>> = vec![None; n];
+        colour[puzzle.solved[piece] as usize] = Some(solved_odd);
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (m, g) in puzzle.moves.iter().zip(&guards) {
+                let (from, to) = (g.slot, m.perm.images()[g.slot] as usize);
+                let odd = !m.perm.is_even();
+                match (colour[from], colour[to]) {
+                    (Some(a), None) => colour[to] = Some(a ^ odd),
+                    (None, Some(b)) => colour[from] = Some(b ^ odd),
+                    (Some(a), Some(b)) if a ^ odd != b => return None,
+                    _ => continue,
+                }
+                changed = true;
+            }
+        }
+        let odd_slots = (0..n)
+            .filter(|&s| colour[s] == Some(true))
+            .fold(0u64, |m, s| m | 1 << s);
+        Some(ParityRule {
+            piece: piece as u8,
+            odd_slots,
+        })
+    }
+
+    /// The parity of every state whose key (slots of the first pieces,
+    /// `piece` among them) is `key`.
+    #[inline]
+    fn parity_of_key(&self, key: &[u8]) -> bool {
+        self.odd_slots >> key[self.piece as usize] & 1 == 1
+    }
+}
+
 /// How the state space is cut into shards and blocks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layout {
     /// Number of pieces (= slots).
     pub pieces: usize,
-    /// True when only even permutations are ranked.
+    /// True when only half the permutations are ranked: the even ones, or
+    /// with a [`ParityRule`] those of the parity it gives.
     pub even: bool,
+    /// The parity rule of the ranked half, if not "even".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parity: Option<ParityRule>,
     /// Pieces whose slots form the shard key (`k`).
     pub shard_pieces: usize,
     /// Pieces of the low part (`L`).
@@ -60,7 +133,15 @@ pub struct Layout {
 impl Layout {
     /// Plans the layout for `pieces` pieces. `min_key` pieces must be in the
     /// block key (guarded pieces); `shard_pieces` overrides the automatic `k`.
-    pub fn plan(pieces: usize, even: bool, min_key: usize, shard_pieces: Option<usize>) -> Result<Layout, LayoutError> {
+    /// A parity rule is used when its piece is in the key (then `even` is
+    /// implied).
+    pub fn plan(
+        pieces: usize,
+        even: bool,
+        parity: Option<ParityRule>,
+        min_key: usize,
+        shard_pieces: Option<usize>,
+    ) -> Result<Layout, LayoutError> {
         if pieces > MAX_RANKED_POINTS {
             let states = factorial(pieces) / if even { 2 } else { 1 };
             return Err(LayoutError::TooManyPieces {
@@ -72,9 +153,11 @@ impl Layout {
         }
         let low_pieces = DEFAULT_LOW_PIECES.min(pieces - min_key.min(pieces)).max(2.min(pieces));
         let key = pieces - low_pieces;
+        let parity = parity.filter(|r| (r.piece as usize) < key && !even);
         let mut layout = Layout {
             pieces,
-            even,
+            even: even || parity.is_some(),
+            parity,
             shard_pieces: 0,
             low_pieces,
         };
@@ -155,18 +238,21 @@ impl Layout {
         unrank_prefix(block, self.pieces, self.key_pieces(), out);
     }
 
-    /// Block of a key, and whether the key's Lehmer digits sum to an odd number.
+    /// Block of a key, and the parity of the low digits of its ranked
+    /// states. A permutation's parity is that of its key digits' sum plus
+    /// its low digits' sum, so the low parity is the key's for even states,
+    /// and the key's flipped where a parity rule makes the state odd.
     pub fn block_of_key(&self, key: &[u8]) -> (u64, bool) {
-        rank_prefix(key, self.pieces)
+        let (block, key_odd) = rank_prefix(key, self.pieces);
+        (block, key_odd ^ self.parity.is_some_and(|r| r.parity_of_key(key)))
     }
 
-    /// Low-part parity required for the states of a block to be even: the
-    /// whole permutation is even when key digits and low digits have equal
-    /// parity sums.
+    /// Low-part parity of the ranked states of a block (see
+    /// [`Layout::block_of_key`]).
     pub fn low_parity_of_block(&self, block: u64) -> bool {
         let mut key = [0u8; 64];
         self.block_key(block, &mut key);
-        rank_prefix(&key[..self.key_pieces()], self.pieces).1
+        self.block_of_key(&key[..self.key_pieces()]).1
     }
 
     /// Mask of the slots not used by `key`.
@@ -236,7 +322,7 @@ mod tests {
     #[test]
     fn sizes_multiply_out() {
         for (n, even) in [(4, false), (6, false), (9, true), (10, false), (12, false)] {
-            let l = Layout::plan(n, even, 0, None).unwrap();
+            let l = Layout::plan(n, even, None, 0, None).unwrap();
             assert_eq!(l.blocks() as u128 * l.block_states() as u128, l.states());
             assert_eq!(l.shards() * l.blocks_per_shard(), l.blocks());
             assert!(l.shard_bytes() as u128 <= TARGET_SHARD_BYTES || l.shard_pieces == l.key_pieces());
@@ -246,7 +332,7 @@ mod tests {
     #[test]
     fn index_roundtrip_for_every_state_of_small_spaces() {
         for (n, even) in [(4, false), (5, true), (8, false), (9, true)] {
-            let l = Layout::plan(n, even, 0, None).unwrap();
+            let l = Layout::plan(n, even, None, 0, None).unwrap();
             let mut count = 0u64;
             for block in 0..l.blocks() {
                 for low in 0..l.block_states() {
@@ -262,10 +348,54 @@ mod tests {
         }
     }
 
+    /// Every state a plain BFS reaches has the parity the rule gives, and
+    /// the layout ranks exactly that half, each state once.
+    #[test]
+    fn a_sliding_puzzle_ranks_its_reachable_half() {
+        use crate::puzzle::{parse_puzzle, Metric};
+        for spec in ["sliding:2x3", "sliding:3x3 --no-symmetry", "sliding:2x4"] {
+            let puzzle = parse_puzzle(spec, Metric::Mtm).unwrap();
+            let rule = ParityRule::find(&puzzle).expect("a sliding puzzle has a parity rule");
+            let odd = |state: &[u8]| !Perm::from_images(state.to_vec()).unwrap().is_even();
+            let mut seen = std::collections::HashSet::from([puzzle.solved.clone()]);
+            let mut frontier = vec![puzzle.solved.clone()];
+            while let Some(state) = frontier.pop() {
+                assert_eq!(odd(&state), rule.parity_of_key(&state), "{}: {:?}", spec, state);
+                for m in &puzzle.moves {
+                    if let Some(next) = puzzle.apply(m, &state) {
+                        if seen.insert(next.clone()) {
+                            frontier.push(next);
+                        }
+                    }
+                }
+            }
+            let layout = Layout::plan(puzzle.slots, false, Some(rule), puzzle.guarded_pieces().len(), None).unwrap();
+            assert_eq!(layout.parity, Some(rule));
+            assert_eq!(layout.states(), seen.len() as u128, "{}: ranked = reachable", spec);
+            for block in 0..layout.blocks() {
+                for low in 0..layout.block_states() {
+                    let idx = StateIndex { block, low };
+                    let state = layout.state_at(idx);
+                    assert!(seen.contains(&state), "{}: {:?} is not reachable", spec, state);
+                    assert_eq!(layout.index_of(&state), idx);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn moves_without_one_guarded_piece_have_no_parity_rule() {
+        use crate::puzzle::{parse_puzzle, Metric};
+        for spec in ["loopover:2x3", "loopover:3x3", "turnstyle:12"] {
+            let puzzle = parse_puzzle(spec, Metric::Mtm).unwrap();
+            assert_eq!(ParityRule::find(&puzzle), None, "{}", spec);
+        }
+    }
+
     #[test]
     fn refuses_what_cannot_be_ranked() {
-        let err = Layout::plan(25, true, 0, None).unwrap_err().to_string();
+        let err = Layout::plan(25, true, None, 0, None).unwrap_err().to_string();
         assert!(err.contains("7.756e24"), "{}", err);
-        assert!(Layout::plan(12, false, 0, Some(9)).is_err());
+        assert!(Layout::plan(12, false, None, 0, Some(9)).is_err());
     }
 }
