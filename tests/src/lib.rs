@@ -4,6 +4,7 @@
 //! set of states. It shares no code with the engine (no ranking, no shards,
 //! no bit arrays), so agreement between the two is evidence, not tautology.
 
+pub mod checkpoint;
 pub mod cube;
 pub mod engine;
 pub mod procs;
