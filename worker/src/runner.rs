@@ -94,10 +94,11 @@ impl TaskRunner {
         let words = job.space.shard_words();
         let shard_bytes = job.space.shard_bytes();
         let ctx = pool.install(|| SearchContext::new(job));
-        // The tables, the output shard and the frame buffer (a compressed
-        // shard is about one shard at most) come out of the same budget as
-        // the cached shards.
-        let cache_budget = memory_budget.saturating_sub(ctx.table_bytes() + 2 * shard_bytes);
+        // The tables, the output shard, its compressed frames while written
+        // and the buffer frames are read through (a compressed shard is
+        // about one shard at most) come out of the same budget as the cached
+        // shards.
+        let cache_budget = memory_budget.saturating_sub(ctx.table_bytes() + 3 * shard_bytes);
         Ok(TaskRunner {
             ctx,
             checkpoint: CheckpointDir::existing(checkpoint),
@@ -252,7 +253,8 @@ impl TaskRunner {
             states += found.found * space.weight(shard);
             classes += space.classes_in(shard, &out);
             let written = Instant::now();
-            writer.push(&out).map_err(output_error)?;
+            // On this worker's threads: a shard's frames compress in parallel.
+            self.pool.install(|| writer.push(&out)).map_err(output_error)?;
             io.write_seconds += written.elapsed().as_secs_f64();
             if found.found > 0 && self.cache.has_room() {
                 // The next level reads it again; keep it if there is room.

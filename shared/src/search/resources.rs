@@ -69,9 +69,10 @@ pub fn requirements(job: &Job) -> Requirements {
     };
     // One task holds its sources (distinct shards, itself included: never
     // more than the space has), its own two earlier levels and its output;
-    // one more shard of slack covers a frame being decompressed.
+    // two more shards of slack cover a frame being read and the output's
+    // frames being written.
     let sources = (job.puzzle.moves.len() as u64 + 1).min(job.space.shards());
-    let working_shards = sources + 2 + 1 + 1;
+    let working_shards = sources + 2 + 1 + 2;
     let level = job.space.level_bytes();
     Requirements {
         level_bytes: level,

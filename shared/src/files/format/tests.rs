@@ -135,3 +135,30 @@ fn an_unfinished_writer_leaves_nothing() {
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// A shard bigger than [`FRAME_BYTES`] is written as several frames that
+/// read back as one.
+#[test]
+fn a_shard_of_several_frames_reads_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c");
+    let words_per_shard = 3 * FRAME_BYTES / 8 + 100;
+    let chunk = ChunkId {
+        shard_words: words_per_shard as u64,
+        shards: 2,
+        ..id(2, 2)
+    };
+    let dense: Vec<u64> = (0..words_per_shard as u64)
+        .map(|i| i.wrapping_mul(0x9e3779b97f4a7c15).rotate_left((i % 61) as u32))
+        .collect();
+    let mut sparse = vec![0u64; words_per_shard];
+    sparse[words_per_shard - 1] = 1 << 63;
+    write_chunk(&path, chunk, [&dense[..], &sparse[..]]).unwrap();
+    let reader = ChunkReader::open(&path, &chunk).unwrap();
+    let mut out = vec![0u64; words_per_shard];
+    for (i, expected) in [&dense, &sparse].into_iter().enumerate() {
+        reader.read_shard(i, &mut out).unwrap();
+        assert_eq!(&out, expected, "shard {}", i);
+    }
+    verify_chunk(&path, &chunk).unwrap();
+}
