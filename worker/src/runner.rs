@@ -94,11 +94,10 @@ impl TaskRunner {
         let words = job.space.shard_words();
         let shard_bytes = job.space.shard_bytes();
         let ctx = pool.install(|| SearchContext::new(job));
-        // The tables, the output shard, its compressed frames while written
-        // and the buffer frames are read through (a compressed shard is
-        // about one shard at most) come out of the same budget as the cached
-        // shards.
-        let cache_budget = memory_budget.saturating_sub(ctx.table_bytes() + 3 * shard_bytes);
+        // The tables and the buffers outside the cache come out of the same
+        // budget as the cached shards.
+        let outside = cayley_shared::search::resources::SHARD_BUFFERS_OUTSIDE_CACHE * shard_bytes;
+        let cache_budget = memory_budget.saturating_sub(ctx.table_bytes() + outside);
         Ok(TaskRunner {
             ctx,
             checkpoint: CheckpointDir::existing(checkpoint),

@@ -51,6 +51,12 @@ pub struct Requirements {
     pub disk_all_bytes: u128,
 }
 
+/// Shard-sized buffers a worker holds outside its shard cache: the output
+/// shard, the buffer compressed frames are read through, and the output's
+/// compressed frames while they are written (a compressed shard is about one
+/// shard at most). The cache gets the budget less these and the tables.
+pub const SHARD_BUFFERS_OUTSIDE_CACHE: u64 = 3;
+
 /// The requirements of `job`.
 pub fn requirements(job: &Job) -> Requirements {
     let shard_bytes = job.space.shard_bytes();
@@ -68,11 +74,10 @@ pub fn requirements(job: &Job) -> Requirements {
         Space::Reduced(space) => space.table_bytes(job.puzzle.moves.len()),
     };
     // One task holds its sources (distinct shards, itself included: never
-    // more than the space has), its own two earlier levels and its output;
-    // two more shards of slack cover a frame being read and the output's
-    // frames being written.
+    // more than the space has) and its own two earlier levels in the cache,
+    // plus the worker's buffers outside it.
     let sources = (job.puzzle.moves.len() as u64 + 1).min(job.space.shards());
-    let working_shards = sources + 2 + 1 + 2;
+    let working_shards = sources + 2 + SHARD_BUFFERS_OUTSIDE_CACHE;
     let level = job.space.level_bytes();
     Requirements {
         level_bytes: level,

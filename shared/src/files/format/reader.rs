@@ -129,7 +129,6 @@ impl ChunkReader {
             return Ok(0);
         }
         frame.resize(e.length as usize, 0);
-        let frame = &mut frame[..e.length as usize];
         self.file
             .read_exact_at(frame, e.offset)
             .map_err(|err| FormatError::io(&self.path, err))?;
