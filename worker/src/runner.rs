@@ -336,6 +336,10 @@ impl TaskRunner {
             self.pool.install(|| ctx.expand(shard, &inputs, out, on_unit))
         };
         io.compute_seconds += computing.elapsed().as_secs_f64();
+        // The task's handles go first, so that the cache can recycle the
+        // buffer of `F_{d-1}(B)` below instead of unmapping it while this
+        // task still held it (the next buffer would then fault in afresh).
+        drop(before);
         if from_level > 0 {
             // F_{d-1}(B) is read by this task alone.
             self.cache.remove((from_level - 1, shard));

@@ -56,6 +56,26 @@ pub const FRAME_BYTES: usize = 512 << 10;
 /// disk were full (fault injection for tests).
 pub const FAULT_DISK_FULL_ENV: &str = "CAYLEY_FAULT_DISK_FULL";
 
+thread_local! {
+    /// Each thread's zstd compression context, made once: a fresh context
+    /// per frame costs about 54 page faults (its tables are fresh memory)
+    /// and 14% more time per 512 KiB frame.
+    static COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// One zstd frame of `piece`, compressed with this thread's context.
+fn compress_frame(piece: &[u8]) -> io::Result<Vec<u8>> {
+    COMPRESSOR.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        let compressor = match slot.as_mut() {
+            Some(compressor) => compressor,
+            None => slot.insert(zstd::bulk::Compressor::new(ZSTD_LEVEL)?),
+        };
+        compressor.compress(piece)
+    })
+}
+
 /// A problem with a chunk file. Every variant names the file.
 #[derive(Debug, Error)]
 pub enum FormatError {
@@ -334,7 +354,7 @@ impl ChunkWriter {
             // concatenated frames as one stream, so the reader is unchanged.
             let frames = bytes
                 .par_chunks(FRAME_BYTES)
-                .map(|piece| zstd::bulk::compress(piece, ZSTD_LEVEL))
+                .map(compress_frame)
                 .collect::<io::Result<Vec<Vec<u8>>>>()
                 .map_err(io)?;
             let file = self.file.as_mut().expect("open until finished");

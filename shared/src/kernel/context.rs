@@ -7,13 +7,13 @@ use crate::kernel::blocks::{expand_shard, Frontier, TaskInputs};
 use crate::kernel::coded::{expand_coded, CodedMoves, CodedTask};
 use crate::kernel::lowtable::LowTable;
 use crate::kernel::task::{ShardInputs, TaskStats};
-use crate::kernel::transition::{PreparedMoves, ShardTransitions};
+use crate::kernel::transition::{PreparedMoves, ShardTransitions, Transition};
 use crate::search::job::{Job, TRANSITION_CACHE_BYTES};
 use crate::space::layout::Layout;
 use crate::space::reduced::kernel::{expand_reduced, ReducedMoves};
 use crate::space::Space;
 use std::collections::BTreeSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Shared, read-only machinery of a search.
 pub struct SearchContext {
@@ -29,6 +29,10 @@ enum KernelData {
         /// Transitions of every shard, kept across levels when they fit
         /// [`TRANSITION_CACHE_BYTES`] (rebuilt per shard otherwise).
         cache: Option<Vec<OnceLock<Arc<ShardTransitions>>>>,
+        /// The last uncached shard's transitions, whose allocation the next
+        /// shard reuses (counted in the worker's tables, see
+        /// [`crate::search::resources`]).
+        spare: Mutex<Vec<Transition>>,
     },
     Coded(CodedMoves),
     Reduced(ReducedMoves),
@@ -43,6 +47,7 @@ impl SearchContext {
                 moves: PreparedMoves::new(&job.puzzle),
                 cache: (transition_bytes(&job) <= TRANSITION_CACHE_BYTES)
                     .then(|| (0..layout.shards()).map(|_| OnceLock::new()).collect()),
+                spare: Mutex::new(Vec::new()),
             },
             Space::Coded(_) => KernelData::Coded(CodedMoves::new(&job.puzzle)),
             Space::Reduced(_) => KernelData::Reduced(ReducedMoves::new(&job.puzzle)),
@@ -51,12 +56,10 @@ impl SearchContext {
     }
 
     /// Memory of the tables this context holds once every shard has been
-    /// seen (the low table and cached transitions).
+    /// seen (the low table and the transitions, cached or one shard's).
     pub fn table_bytes(&self) -> u64 {
         match &self.kernel {
-            KernelData::Blocks { table, cache, .. } => {
-                table.bytes() as u64 + cache.as_ref().map_or(0, |_| transition_bytes(&self.job))
-            }
+            KernelData::Blocks { table, .. } => table.bytes() as u64 + held_transition_bytes(&self.job),
             KernelData::Coded(_) => 0,
             // The fiber-map tables are shared and bounded, not per shard.
             KernelData::Reduced(_) => match &self.job.space {
@@ -68,13 +71,31 @@ impl SearchContext {
 
     /// Transitions of `shard` (block layout only).
     fn transitions(&self, layout: &Layout, shard: u64) -> Arc<ShardTransitions> {
-        let KernelData::Blocks { table, moves, cache } = &self.kernel else {
+        let KernelData::Blocks {
+            table,
+            moves,
+            cache,
+            spare,
+        } = &self.kernel
+        else {
             unreachable!("transitions belong to the block layout")
         };
-        let build = || Arc::new(ShardTransitions::build(layout, table, moves, shard));
         match cache {
-            Some(slots) => slots[shard as usize].get_or_init(build).clone(),
-            None => build(),
+            Some(slots) => slots[shard as usize]
+                .get_or_init(|| Arc::new(ShardTransitions::build(layout, table, moves, shard)))
+                .clone(),
+            None => {
+                let entries = std::mem::take(&mut *spare.lock().unwrap_or_else(|e| e.into_inner()));
+                Arc::new(ShardTransitions::build_into(layout, table, moves, shard, entries))
+            }
+        }
+    }
+
+    /// Keeps the allocation of an uncached shard's transitions for the next
+    /// shard (cached ones are still held by the cache and stay there).
+    fn recycle(&self, transitions: Arc<ShardTransitions>) {
+        if let (KernelData::Blocks { spare, .. }, Ok(done)) = (&self.kernel, Arc::try_unwrap(transitions)) {
+            *spare.lock().unwrap_or_else(|e| e.into_inner()) = done.into_entries();
         }
     }
 
@@ -118,7 +139,9 @@ impl SearchContext {
                     previous: inputs.previous,
                     current: inputs.current,
                 };
-                expand_shard(&task, out, on_unit)
+                let stats = expand_shard(&task, out, on_unit);
+                self.recycle(transitions);
+                stats
             }
             (Space::Coded(codec), KernelData::Coded(moves)) => {
                 let task = CodedTask {
@@ -142,11 +165,19 @@ impl SearchContext {
 /// Bytes of the transitions of every shard of a block-layout job (0 otherwise).
 pub fn transition_bytes(job: &Job) -> u64 {
     match &job.space {
-        Space::Blocks(l) => {
-            l.blocks()
-                * job.puzzle.moves.len() as u64
-                * std::mem::size_of::<crate::kernel::transition::Transition>() as u64
-        }
+        Space::Blocks(l) => l.blocks() * job.puzzle.moves.len() as u64 * std::mem::size_of::<Transition>() as u64,
         Space::Coded(_) | Space::Reduced(_) => 0,
+    }
+}
+
+/// Bytes of transitions a [`SearchContext`] holds: every shard's when they
+/// fit [`TRANSITION_CACHE_BYTES`], else one shard's (the one in use, then
+/// kept for the next).
+pub fn held_transition_bytes(job: &Job) -> u64 {
+    let all = transition_bytes(job);
+    if all <= TRANSITION_CACHE_BYTES {
+        all
+    } else {
+        all / job.space.shards()
     }
 }

@@ -14,6 +14,7 @@ use crate::puzzle::perm::Perm;
 use crate::puzzle::{Guard, Puzzle};
 use crate::space::layout::Layout;
 use crate::space::rank::{rank_perm, rank_prefix, unrank_prefix};
+use rayon::prelude::*;
 
 /// Marks a move that is illegal for every state of the target block.
 pub const NO_SOURCE: u64 = u64::MAX;
@@ -83,6 +84,10 @@ pub struct ShardTransitions {
     entries: Vec<Transition>,
 }
 
+/// Blocks one parallel job of [`ShardTransitions::build_into`] fills: 64
+/// blocks of 38 moves are about 40 KB of entries, a few µs per block.
+const BLOCKS_PER_JOB: usize = 64;
+
 impl ShardTransitions {
     /// Transitions of block number `i` inside the shard.
     #[inline]
@@ -97,58 +102,95 @@ impl ShardTransitions {
 
     /// Computes the transitions of `shard`.
     pub fn build(layout: &Layout, table: &LowTable, moves: &PreparedMoves, shard: u64) -> ShardTransitions {
+        Self::build_into(layout, table, moves, shard, Vec::new())
+    }
+
+    /// Computes the transitions of `shard` into `entries`, whose allocation
+    /// is reused (a fresh one of a big shard costs a page fault per 4 KiB:
+    /// 1,175 per shard of the 2×7 sliding puzzle). Blocks are filled in
+    /// parallel on the current rayon pool; built on one thread, they left
+    /// the other cores idle for a few ms per shard. Both together took a
+    /// 2×7 sliding level's compute from 30–32 s to 16–19 s (BENCHMARKS.md).
+    pub fn build_into(
+        layout: &Layout,
+        table: &LowTable,
+        moves: &PreparedMoves,
+        shard: u64,
+        mut entries: Vec<Transition>,
+    ) -> ShardTransitions {
         let per_shard = layout.blocks_per_shard();
         let first = shard * per_shard;
-        let mut entries = Vec::with_capacity(per_shard as usize * moves.len());
-        let key_len = layout.key_pieces();
-        let low = layout.low_pieces;
-        let mut key = [0u8; 64];
-        let mut src_key = [0u8; 64];
-        let mut tau = [0u8; 16];
-        let mut tau_inv = [0u8; 16];
-        for block in first..first + per_shard {
-            layout.block_key(block, &mut key);
-            let (_, target_odd) = layout.block_of_key(&key[..key_len]);
-            let target_free = layout.free_mask(&key[..key_len]);
-            for g in 0..moves.len() {
-                if let Some(guard) = moves.guards[g] {
-                    // x = m⁻¹(y) is legal iff x[piece] = slot iff y[piece] = m[slot].
-                    if key[guard.piece] != moves.forward[g][guard.slot] {
-                        entries.push(Transition {
-                            src_block: NO_SOURCE,
-                            bottom_up_row: 0,
-                            top_down_row: 0,
-                        });
-                        continue;
+        let n = moves.len();
+        // Every entry is overwritten below; only a longer buffer's new tail
+        // is written here.
+        entries.resize(per_shard as usize * n, UNFILLED);
+        if n > 0 {
+            entries
+                .par_chunks_mut(n * BLOCKS_PER_JOB)
+                .enumerate()
+                .for_each(|(job, rows)| {
+                    let job_first = first + (job * BLOCKS_PER_JOB) as u64;
+                    for (i, row) in rows.chunks_mut(n).enumerate() {
+                        block_transitions(layout, table, moves, job_first + i as u64, row);
                     }
-                }
-                let h = &moves.inverses[g];
-                for i in 0..key_len {
-                    src_key[i] = h[key[i] as usize];
-                }
-                let (src_block, src_odd) = layout.block_of_key(&src_key[..key_len]);
-                let src_free = layout.free_mask(&src_key[..key_len]);
-                let mut rest = target_free;
-                for slot_of in tau.iter_mut().take(low) {
-                    let s = rest.trailing_zeros();
-                    rest &= rest - 1;
-                    let image = h[s as usize];
-                    *slot_of = (src_free & ((1u64 << image) - 1)).count_ones() as u8;
-                }
-                for a in 0..low {
-                    tau_inv[tau[a] as usize] = a as u8;
-                }
-                entries.push(Transition {
-                    src_block,
-                    bottom_up_row: table.row_offset(rank_perm(&tau[..low]), target_odd),
-                    top_down_row: table.row_offset(rank_perm(&tau_inv[..low]), src_odd),
                 });
+        }
+        ShardTransitions { moves: n, entries }
+    }
+
+    /// The entries' allocation, for the next [`Self::build_into`].
+    pub fn into_entries(self) -> Vec<Transition> {
+        self.entries
+    }
+}
+
+/// Filler of entries about to be overwritten.
+const UNFILLED: Transition = Transition {
+    src_block: NO_SOURCE,
+    bottom_up_row: 0,
+    top_down_row: 0,
+};
+
+/// The transitions of one target `block`, one per move, into `row`.
+fn block_transitions(layout: &Layout, table: &LowTable, moves: &PreparedMoves, block: u64, row: &mut [Transition]) {
+    let key_len = layout.key_pieces();
+    let low = layout.low_pieces;
+    let mut key = [0u8; 64];
+    let mut src_key = [0u8; 64];
+    let mut tau = [0u8; 16];
+    let mut tau_inv = [0u8; 16];
+    layout.block_key(block, &mut key);
+    let (_, target_odd) = layout.block_of_key(&key[..key_len]);
+    let target_free = layout.free_mask(&key[..key_len]);
+    for (g, entry) in row.iter_mut().enumerate() {
+        if let Some(guard) = moves.guards[g] {
+            // x = m⁻¹(y) is legal iff x[piece] = slot iff y[piece] = m[slot].
+            if key[guard.piece] != moves.forward[g][guard.slot] {
+                *entry = UNFILLED;
+                continue;
             }
         }
-        ShardTransitions {
-            moves: moves.len(),
-            entries,
+        let h = &moves.inverses[g];
+        for i in 0..key_len {
+            src_key[i] = h[key[i] as usize];
         }
+        let (src_block, src_odd) = layout.block_of_key(&src_key[..key_len]);
+        let src_free = layout.free_mask(&src_key[..key_len]);
+        let mut rest = target_free;
+        for slot_of in tau.iter_mut().take(low) {
+            let s = rest.trailing_zeros();
+            rest &= rest - 1;
+            let image = h[s as usize];
+            *slot_of = (src_free & ((1u64 << image) - 1)).count_ones() as u8;
+        }
+        for a in 0..low {
+            tau_inv[tau[a] as usize] = a as u8;
+        }
+        *entry = Transition {
+            src_block,
+            bottom_up_row: table.row_offset(rank_perm(&tau[..low]), target_odd),
+            top_down_row: table.row_offset(rank_perm(&tau_inv[..low]), src_odd),
+        };
     }
 }
 
@@ -211,6 +253,33 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_reused_buffer_builds_what_a_fresh_one_does() {
+        let puzzle = crate::puzzle::parse_puzzle("sliding:3x3", crate::puzzle::Metric::Mtm).unwrap();
+        let rule = crate::space::layout::ParityRule::find(&puzzle);
+        let layout = Layout::plan(puzzle.slots, false, rule, 1, Some(2)).unwrap();
+        let table = cached_table(layout.low_pieces, layout.even);
+        let moves = PreparedMoves::new(&puzzle);
+        let garbage = Transition {
+            src_block: 7,
+            bottom_up_row: 3,
+            top_down_row: 5,
+        };
+        let fresh: Vec<_> = (0..layout.shards())
+            .map(|shard| ShardTransitions::build(&layout, &table, &moves, shard).into_entries())
+            .collect();
+        // Longer, shorter and same-length buffers holding other contents.
+        let per_shard = fresh[0].len();
+        for len in [per_shard + 100, per_shard / 2, per_shard] {
+            let mut buffer = vec![garbage; len];
+            for shard in (0..layout.shards()).rev() {
+                let built = ShardTransitions::build_into(&layout, &table, &moves, shard, buffer);
+                buffer = built.into_entries();
+                assert_eq!(buffer, fresh[shard as usize], "shard {shard}, buffer of {len}");
             }
         }
     }

@@ -14,9 +14,9 @@
 //! levels for Loopover 2×6; see BENCHMARKS.md).
 
 use crate::files::checkpoint::KeepLevels;
-use crate::kernel::context::transition_bytes;
+use crate::kernel::context::held_transition_bytes;
 use crate::kernel::lowtable::table_bytes;
-use crate::search::job::{Job, TRANSITION_CACHE_BYTES};
+use crate::search::job::Job;
 use crate::space::Space;
 use serde::Serialize;
 use std::path::Path;
@@ -41,7 +41,7 @@ pub struct Requirements {
     pub shards: u64,
     /// Chunk files (tasks) per level.
     pub chunks: u64,
-    /// Fixed tables of a worker (low table, cached transitions).
+    /// Fixed tables of a worker (low table, transitions: cached, or one shard's).
     pub table_bytes: u64,
     /// Smallest memory budget a worker can run with.
     pub min_worker_bytes: u64,
@@ -61,15 +61,7 @@ pub const SHARD_BUFFERS_OUTSIDE_CACHE: u64 = 3;
 pub fn requirements(job: &Job) -> Requirements {
     let shard_bytes = job.space.shard_bytes();
     let tables = match &job.space {
-        Space::Blocks(l) => {
-            let transitions = transition_bytes(job);
-            table_bytes(l.low_pieces)
-                + if transitions <= TRANSITION_CACHE_BYTES {
-                    transitions
-                } else {
-                    0
-                }
-        }
+        Space::Blocks(l) => table_bytes(l.low_pieces) + held_transition_bytes(job),
         Space::Coded(_) => 0,
         Space::Reduced(space) => space.table_bytes(job.puzzle.moves.len()),
     };
