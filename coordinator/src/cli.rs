@@ -149,9 +149,10 @@ pub struct RunArgs {
     /// checkpoint lives in a temporary directory that is removed after a successful run.
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: Option<PathBuf>,
-    /// Which levels stay on disk: `all` (needed for the antipodes' shortest words) or
-    /// `last2` (only what the next level reads; smallest disk).
-    #[arg(long, value_name = "all|last2", default_value = "all")]
+    /// Which levels stay on disk: `all`; `every:K` (K = 2..4: the two live levels and every
+    /// K-th, about 1/K of the disk, antipodes still get shortest words); or `last2` (only what
+    /// the next level reads; smallest disk, antipodes without words).
+    #[arg(long, value_name = "all|every:K|last2", default_value = "all")]
     pub keep_levels: KeepLevels,
 }
 
@@ -184,8 +185,8 @@ pub struct ServeArgs {
     /// Stop after depth D; the table is then marked partial.
     #[arg(long, value_name = "D")]
     pub max_depth: Option<u32>,
-    /// Which levels stay on disk: `all` or `last2`.
-    #[arg(long, value_name = "all|last2", default_value = "all")]
+    /// Which levels stay on disk: `all`, `every:K` (K = 2..4) or `last2` (see `cayley run --help`).
+    #[arg(long, value_name = "all|every:K|last2", default_value = "all")]
     pub keep_levels: KeepLevels,
     /// TLS certificate (PEM); with --tls-key, workers connect with https:// and --tls-ca.
     #[arg(long, value_name = "FILE", requires = "tls_key")]

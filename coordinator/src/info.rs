@@ -219,10 +219,10 @@ fn print_resources(job: &Job, memory: Option<u64>, checkpoint: &Path) {
         human_bytes(whole_level)
     );
     let free = fs4::available_space(checkpoint).ok();
-    for keep in [KeepLevels::All, KeepLevels::Last2] {
+    for keep in [KeepLevels::All, KeepLevels::Every(3), KeepLevels::Last2] {
         let need = req.disk_bytes(keep);
         println!(
-            "disk         --keep-levels {:<5} about {} of checkpoint{}",
+            "disk         --keep-levels {:<7} about {} of checkpoint{}",
             keep.name(),
             human_bytes(need),
             match free {

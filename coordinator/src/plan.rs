@@ -24,6 +24,7 @@
 use crate::cli::PlanArgs;
 use crate::info::plan_job;
 use anyhow::Context;
+use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::kernel::context::SearchContext;
 use cayley_shared::search::bound::puzzle_bound;
 use cayley_shared::search::calibrate::{measure_disk, measure_kernel, measure_zstd, DiskRates, KernelRate, ZstdSample};
@@ -127,8 +128,9 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
         }
     );
     println!(
-        "disk         --keep-levels all about {}, last2 about {} (raw; compressed levels are smaller)",
+        "disk         --keep-levels all about {}, every:3 about {}, last2 about {} (raw; compressed levels are smaller)",
         human_bytes(req.disk_all_bytes),
+        human_bytes(req.disk_bytes(KeepLevels::Every(3))),
         human_bytes(req.disk_last2_bytes)
     );
     println!("model        level sizes from the counting bound, compressed sizes from zstd on random bits (an upper bound); the model is described in README.md");

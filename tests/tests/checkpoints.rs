@@ -15,12 +15,16 @@ use std::time::Duration;
 
 #[test]
 fn killed_runs_resume_to_the_published_table() {
-    for seed in 1..=4u64 {
+    for seed in 1..=5u64 {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let d = dirs();
-        let keep = if seed % 2 == 0 { "all" } else { "last2" };
+        let keep = match seed {
+            5 => "every:3",
+            s if s % 2 == 0 => "all",
+            _ => "last2",
+        };
         // Unreduced: 90 shards in 18 chunk files of 5; reduced: 26 classes.
-        let run = if seed <= 2 {
+        let run = if seed <= 2 || seed == 5 {
             d.run_args(&["--shard-pieces", "2", "--keep-levels", keep])
         } else {
             d.reduced_run_args(&["--keep-levels", keep])
@@ -137,6 +141,30 @@ fn keep_last2_leaves_two_levels_and_no_words() {
     }
 }
 
+#[test]
+fn keep_every_k_leaves_every_kth_level_and_shortest_words() {
+    // Reduced (the default) and unreduced; K = 3 and 4 walk back through
+    // gaps of up to K moves to the next kept level.
+    for (k, reduced) in [(3u32, true), (4, false)] {
+        let d = dirs();
+        let keep = format!("every:{}", k);
+        let args = if reduced {
+            d.reduced_run_args(&["--keep-levels", &keep])
+        } else {
+            d.run_args(&["--shard-pieces", "2", "--keep-levels", &keep])
+        };
+        assert_success(&cayley(&args));
+        assert_published(&d.out);
+        let diameter = PUBLISHED.len() as u32 - 1;
+        let expected: Vec<String> = (1..=diameter)
+            .filter(|l| l % k == 0 || l + 1 >= diameter)
+            .map(|l| format!("L{:04}", l))
+            .collect();
+        assert_eq!(level_dirs(&d.ck), expected, "{}", keep);
+        assert_antipode_words_solve(&d.out);
+    }
+}
+
 /// Applies a Loopover word to a 2×5 grid of labels (README: `R2+1` shifts
 /// row 2 one cell right, `C1-2` shifts column 1 two cells up).
 fn replay(grid: &mut [[u32; 5]; 2], word: &str) {
@@ -217,14 +245,19 @@ fn result_folder_is_complete_and_keep_all_keeps_every_level() {
         .collect();
     assert_eq!(svg_bar_titles(&svg), bars);
 
-    // antipodes.txt: each antipode as a 2×5 grid of the labels 1..10 and a
-    // word of diameter length that solves it.
-    let text = std::fs::read_to_string(d.out.join("antipodes.txt")).unwrap();
-    let json = read_json(&d.out.join("result.json")).unwrap();
+    assert_antipode_words_solve(&d.out);
+}
+
+/// antipodes.txt and result.json in `out`: ten antipodes, each as a 2×5
+/// grid of the labels 1..10 and a word of diameter length that solves it.
+fn assert_antipode_words_solve(out: &Path) {
+    let text = std::fs::read_to_string(out.join("antipodes.txt")).unwrap();
+    let json = read_json(&out.join("result.json")).unwrap();
     let antipodes = json["antipodes"].as_array().unwrap();
     assert_eq!(antipodes.len(), 10);
+    let header = text.lines().next().unwrap_or_default();
     assert!(
-        text.starts_with("loopover:2x5 (mtm): 315 state(s) at depth 12"),
+        header.starts_with("loopover:2x5") && header.contains("(mtm): 315 state(s) at depth 12"),
         "{}",
         text
     );

@@ -129,22 +129,24 @@ fn directed_jobs_run_through_workers_and_refuse_last2() {
     assert_eq!(json["complete"], true);
     let refused = dir.path().join("refused");
     let refused = refused.to_str().unwrap();
-    let o = cayley(&[
-        "run",
-        &spec,
-        "--directed",
-        "--keep-levels",
-        "last2",
-        "-q",
-        "--out",
-        refused,
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr_text(&o).contains("--keep-levels last2 cannot be used"),
-        "{}",
-        stderr_text(&o)
-    );
+    for keep in ["last2", "every:2"] {
+        let o = cayley(&[
+            "run",
+            &spec,
+            "--directed",
+            "--keep-levels",
+            keep,
+            "-q",
+            "--out",
+            refused,
+        ]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            stderr_text(&o).contains(&format!("--keep-levels {} cannot be used", keep)),
+            "{}",
+            stderr_text(&o)
+        );
+    }
     let o = cayley(&["run", "loopover:2x2", "--directed", "-q", "--out", refused]);
     assert_eq!(o.status.code(), Some(1));
     assert!(

@@ -3,7 +3,7 @@
 use super::state::JobState;
 use crate::manifest::Manifest;
 use crate::result::RunResult;
-use cayley_shared::files::checkpoint::{CheckpointDir, KeepLevels};
+use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::ChunkReader;
 use cayley_shared::search::antipodes::{find_antipodes, first_states, Antipode, LevelSource, ShardWords};
 use cayley_shared::search::job::Job;
@@ -73,8 +73,11 @@ pub fn outcome_to_result(
         frame: Vec::new(),
     };
     let depth = manifest.levels.len() as u32 - 1;
-    let antipodes = if manifest.keep_levels == KeepLevels::All {
-        find_antipodes(job, &mut source, depth, limit)?
+    let keep = manifest.keep_levels;
+    // The last two levels are always on disk.
+    let kept = |level: u32| keep.keeps(level) || level + 1 >= depth;
+    let antipodes = if keep.keeps_words() {
+        find_antipodes(job, &mut source, depth, limit, &kept)?
     } else {
         // Earlier levels are gone: states without words.
         first_states(job, &mut source, depth, limit)?

@@ -29,28 +29,55 @@ pub const JOURNAL_FILE: &str = "done.jsonl";
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum KeepLevels {
-    /// Every level (needed to print shortest words for antipodes).
+    /// Every level (antipodes get shortest words one move at a time).
     #[default]
     All,
-    /// Only the two levels the next level reads (smallest disk).
+    /// Only the two levels the next level reads (smallest disk; antipodes
+    /// come without words).
     Last2,
+    /// Those two and every level whose depth is a multiple of `K`:
+    /// antipodes still get shortest words, found up to `K` moves at a time,
+    /// on about `1/K` of the disk `All` needs.
+    Every(u32),
 }
+
+/// Largest `K` of [`KeepLevels::Every`]: the antipode walk tries up to
+/// `moves^K` words per step.
+pub const MAX_KEEP_STRIDE: u32 = 4;
 
 impl KeepLevels {
     /// The option's value on the command line.
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> String {
         match self {
-            KeepLevels::All => "all",
-            KeepLevels::Last2 => "last2",
+            KeepLevels::All => "all".to_string(),
+            KeepLevels::Last2 => "last2".to_string(),
+            KeepLevels::Every(k) => format!("every:{}", k),
         }
+    }
+
+    /// Whether `level` stays on disk once two newer levels are done (level
+    /// 0, the solved state, is never stored: every reader makes it).
+    pub fn keeps(self, level: u32) -> bool {
+        match self {
+            KeepLevels::All => true,
+            KeepLevels::Last2 => level == 0,
+            // (A hand-edited manifest's `every: 0` keeps every level.)
+            KeepLevels::Every(k) => level % k.max(1) == 0,
+        }
+    }
+
+    /// Whether the antipodes get shortest words (some earlier levels kept).
+    pub fn keeps_words(self) -> bool {
+        self != KeepLevels::Last2
     }
 
     /// Refuses a retention that would delete levels `job` still reads.
     pub fn check_for(self, job: &Job) -> anyhow::Result<()> {
-        if job.directed && self == KeepLevels::Last2 {
+        if job.directed && self != KeepLevels::All {
             anyhow::bail!(
-                "'{}' has directed generators: every earlier level is read again to tell new states from seen ones, so --keep-levels last2 cannot be used",
-                job.puzzle.spec
+                "'{}' has directed generators: every earlier level is read again to tell new states from seen ones, so --keep-levels {} cannot be used",
+                job.puzzle.spec,
+                self.name()
             );
         }
         Ok(())
@@ -63,7 +90,17 @@ impl std::str::FromStr for KeepLevels {
         match s {
             "all" => Ok(KeepLevels::All),
             "last2" => Ok(KeepLevels::Last2),
-            other => Err(format!("unknown retention '{}' (known: all, last2)", other)),
+            other => match other.strip_prefix("every:").map(str::parse::<u32>) {
+                Some(Ok(k)) if (2..=MAX_KEEP_STRIDE).contains(&k) => Ok(KeepLevels::Every(k)),
+                Some(_) => Err(format!(
+                    "'{}': K in every:K must be a whole number from 2 to {} (the antipode walk tries up to moves^K words per step)",
+                    other, MAX_KEEP_STRIDE
+                )),
+                None => Err(format!(
+                    "unknown retention '{}' (known: all, last2, every:K with K from 2 to {})",
+                    other, MAX_KEEP_STRIDE
+                )),
+            },
         }
     }
 }
@@ -119,5 +156,36 @@ impl CheckpointDir {
     /// Deletes the files of `level` (retention).
     pub fn remove_level(&self, level: u32) {
         let _ = std::fs::remove_dir_all(self.level_dir(level));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retentions_parse_print_and_serialize() {
+        for keep in [KeepLevels::All, KeepLevels::Last2, KeepLevels::Every(3)] {
+            assert_eq!(keep.name().parse::<KeepLevels>(), Ok(keep));
+            let json = serde_json::to_string(&keep).unwrap();
+            assert_eq!(serde_json::from_str::<KeepLevels>(&json).unwrap(), keep);
+        }
+        // Manifests written before every:K existed still read.
+        assert_eq!(
+            serde_json::from_str::<KeepLevels>("\"last2\"").unwrap(),
+            KeepLevels::Last2
+        );
+        for bad in ["every:1", "every:5", "every:", "every:x", "some"] {
+            let e = bad.parse::<KeepLevels>().unwrap_err();
+            assert!(e.contains(bad), "{}", e);
+        }
+    }
+
+    #[test]
+    fn every_k_keeps_the_multiples_of_k() {
+        let kept: Vec<u32> = (0..10).filter(|&l| KeepLevels::Every(3).keeps(l)).collect();
+        assert_eq!(kept, [0, 3, 6, 9]);
+        assert!((0..10).all(|l| KeepLevels::All.keeps(l)));
+        assert_eq!((0..10).filter(|&l| KeepLevels::Last2.keeps(l)).count(), 1);
     }
 }

@@ -1,6 +1,7 @@
 //! Antipodes: states at the maximum depth, each with a shortest solving word
 //! found by walking back through the levels (from depth `d`, some move leads
-//! to a state of depth `d − 1`).
+//! to a state of depth `d − 1`; with only every K-th level kept, some K moves
+//! lead to depth `d − K`).
 
 use crate::kernel::bits::{first_set_bits, Plane};
 use crate::search::job::Job;
@@ -39,13 +40,23 @@ pub trait LevelSource {
     fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<ShardWords>;
 }
 
+/// Shards of one level a walk holds at most: candidate states of a step
+/// several moves long spread over many shards, and the coordinator's
+/// memory must not grow with the space.
+const WALK_SHARDS: usize = 32;
+
 /// Picks the first `limit` states of level `depth` and finds a shortest
-/// solving word for each through the earlier levels.
+/// solving word for each through the earlier levels that are `kept` (level
+/// 0 always is). From depth `d` the walk goes to the nearest kept level
+/// `t < d` in exactly `d − t` moves: any such path is shortest, since no
+/// move changes the depth by more than one. With every level kept, that is
+/// one move at a time.
 pub fn find_antipodes(
     job: &Job,
     source: &mut dyn LevelSource,
     depth: u32,
     limit: usize,
+    kept: &dyn Fn(u32) -> bool,
 ) -> anyhow::Result<Vec<Antipode>> {
     let states = first_states(job, source, depth, limit)?;
     let mut walkers: Vec<Antipode> = states
@@ -55,41 +66,30 @@ pub fn find_antipodes(
             solution: Vec::new(),
         })
         .collect();
-    let space = &job.space;
     let mut positions: Vec<Vec<u8>> = walkers.iter().map(|a| a.state.clone()).collect();
-    for d in (0..depth).rev() {
-        // Shards this step touches, loaded once per level and dropped after it.
-        let mut bits: HashMap<u64, ShardWords> = HashMap::new();
+    let mut d = depth;
+    while d > 0 {
+        let target = (0..d).rev().find(|&l| l == 0 || kept(l)).unwrap_or(0);
+        let mut level = LevelBits {
+            job,
+            source: &mut *source,
+            level: target,
+            shards: HashMap::new(),
+        };
         for (walker, pos) in walkers.iter_mut().zip(positions.iter_mut()) {
-            let mut step = None;
-            for (i, m) in job.puzzle.moves.iter().enumerate() {
-                // Undirected: a neighbour one step nearer solved. Directed:
-                // a state one level up that this move leads from.
-                let next = if job.directed {
-                    job.puzzle.apply_backwards(m, pos)
-                } else {
-                    job.puzzle.apply(m, pos)
-                };
-                let Some(next) = next else { continue };
-                let (shard, word, bit) = space.locate(&next);
-                let words = match bits.entry(shard) {
-                    std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                    std::collections::hash_map::Entry::Vacant(e) => e.insert(source.shard(d, shard)?),
-                };
-                if (words.words()[word] >> bit) & 1 == 1 {
-                    step = Some((i, next));
-                    break;
-                }
-            }
-            let (i, next) = step.with_context(|| {
+            let mut word = Vec::new();
+            let end = descend(job, pos, d - target, &mut word, &mut level)?.with_context(|| {
                 format!(
-                    "no neighbour at depth {} while walking back; the level files are inconsistent",
-                    d
+                    "no {} move(s) from depth {} reach depth {} while walking back; the level files are inconsistent",
+                    d - target,
+                    d,
+                    target
                 )
             })?;
-            walker.solution.push(i);
-            *pos = next;
+            walker.solution.extend(word);
+            *pos = end;
         }
+        d = target;
     }
     anyhow::ensure!(
         positions.iter().all(|p| job.puzzle.is_solved(p)),
@@ -100,6 +100,58 @@ pub fn find_antipodes(
         walkers.iter_mut().for_each(|w| w.solution.reverse());
     }
     Ok(walkers)
+}
+
+/// Membership in one level, through at most [`WALK_SHARDS`] loaded shards.
+struct LevelBits<'a> {
+    job: &'a Job,
+    source: &'a mut dyn LevelSource,
+    level: u32,
+    shards: HashMap<u64, ShardWords>,
+}
+
+impl LevelBits<'_> {
+    fn contains(&mut self, state: &[u8]) -> anyhow::Result<bool> {
+        let (shard, word, bit) = self.job.space.locate(state);
+        if !self.shards.contains_key(&shard) {
+            if self.shards.len() >= WALK_SHARDS {
+                self.shards.clear();
+            }
+            let words = self.source.shard(self.level, shard)?;
+            self.shards.insert(shard, words);
+        }
+        Ok((self.shards[&shard].words()[word] >> bit) & 1 == 1)
+    }
+}
+
+/// The first state of `level` found `steps` moves from `pos`, depth first
+/// in move order, with those moves appended to `word`. Undirected: moves
+/// towards solved; directed: moves that lead to `pos`.
+fn descend(
+    job: &Job,
+    pos: &[u8],
+    steps: u32,
+    word: &mut Vec<usize>,
+    level: &mut LevelBits,
+) -> anyhow::Result<Option<Vec<u8>>> {
+    for (i, m) in job.puzzle.moves.iter().enumerate() {
+        let next = if job.directed {
+            job.puzzle.apply_backwards(m, pos)
+        } else {
+            job.puzzle.apply(m, pos)
+        };
+        let Some(next) = next else { continue };
+        word.push(i);
+        if steps == 1 {
+            if level.contains(&next)? {
+                return Ok(Some(next));
+            }
+        } else if let Some(end) = descend(job, &next, steps - 1, word, level)? {
+            return Ok(Some(end));
+        }
+        word.pop();
+    }
+    Ok(None)
 }
 
 /// The first `limit` states of level `depth` in rank order.

@@ -89,6 +89,13 @@ impl Requirements {
         match keep {
             KeepLevels::All => self.disk_all_bytes,
             KeepLevels::Last2 => self.disk_last2_bytes,
+            // The live levels and every K-th of the others, never more than
+            // all of them. The widest levels, which are most of the bytes,
+            // are live at the peak, so this is near `All`'s figure unless
+            // the levels are many (the sliding 2×7: 108; BENCHMARKS.md).
+            KeepLevels::Every(k) => {
+                (self.disk_last2_bytes + self.disk_all_bytes / k.max(1) as u128).min(self.disk_all_bytes)
+            }
         }
     }
 }
@@ -156,7 +163,14 @@ pub fn check_disk(job: &Job, checkpoint: &Path, keep: KeepLevels) -> anyhow::Res
     };
     let need = req.disk_bytes(keep);
     if (free as u128) < need {
-        let hint = if keep == KeepLevels::All && (free as u128) >= req.disk_last2_bytes {
+        let every = KeepLevels::Every(crate::files::checkpoint::MAX_KEEP_STRIDE);
+        let hint = if keep != every && keep != KeepLevels::Last2 && (free as u128) >= req.disk_bytes(every) {
+            format!(
+                "; --keep-levels {} needs about {} and fits (antipodes keep their shortest words)",
+                every.name(),
+                human_bytes(req.disk_bytes(every))
+            )
+        } else if keep != KeepLevels::Last2 && (free as u128) >= req.disk_last2_bytes {
             format!(
                 "; --keep-levels last2 needs about {} and fits (antipodes then come without words)",
                 human_bytes(req.disk_last2_bytes)
@@ -165,7 +179,7 @@ pub fn check_disk(job: &Job, checkpoint: &Path, keep: KeepLevels) -> anyhow::Res
             "; use a checkpoint directory on a larger filesystem, or a cluster's shared filesystem".to_string()
         };
         anyhow::bail!(
-            "'{}' is too large for this disk: {} states, stored as {} bits, take {} per level raw in {} shards, and --keep-levels {} needs about {} of checkpoint disk ({} raw levels), but {} has {} free{}",
+            "'{}' is too large for this disk: {} states, stored as {} bits, take {} per level raw in {} shards, and --keep-levels {} needs about {} of checkpoint disk ({:.1} raw levels), but {} has {} free{}",
             job.puzzle.spec,
             job.reachable_text(),
             job.space.states(),
@@ -173,10 +187,7 @@ pub fn check_disk(job: &Job, checkpoint: &Path, keep: KeepLevels) -> anyhow::Res
             req.shards,
             keep.name(),
             human_bytes(need),
-            match keep {
-                KeepLevels::All => KEEP_ALL_LEVELS_FACTOR,
-                KeepLevels::Last2 => LIVE_LEVELS,
-            },
+            need as f64 / req.level_bytes.max(1) as f64,
             checkpoint.display(),
             human_bytes(free as u128),
             hint

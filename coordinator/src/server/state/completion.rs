@@ -10,7 +10,6 @@
 use super::{JobState, Phase, MAX_TASK_FAILURES};
 use crate::manifest::{read_journal, save_manifest, ChunkRecord, IoTotals, LevelRecord};
 use cayley_proto::{task_failed, TaskDone, TaskFailed};
-use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::files::format::{verify_chunk, ChunkId, ChunkReader};
 use std::path::PathBuf;
 
@@ -286,14 +285,16 @@ impl JobState {
             }
             return;
         }
-        let inputs_kept = self.manifest.keep_levels == KeepLevels::All || r.level < 2;
+        let keep = self.manifest.keep_levels;
+        let inputs_kept = r.level < 2 || (keep.keeps(r.level - 1) && keep.keeps(r.level - 2));
         let attempts = self.failures.entry((r.level - 1, r.chunk)).or_insert(0);
         *attempts += 1;
         if !inputs_kept || *attempts > MAX_TASK_FAILURES {
             self.stop(format!(
-                "{} is damaged ({}) and cannot be recomputed (its inputs are not kept with --keep-levels last2, or they are damaged too)",
+                "{} is damaged ({}) and cannot be recomputed (its inputs are not kept with --keep-levels {}, or they are damaged too)",
                 r.path.display(),
-                r.message
+                r.message,
+                keep.name()
             ));
             return;
         }
@@ -378,7 +379,7 @@ impl JobState {
         let mut retired = None;
         if record.count > 0 {
             self.manifest.levels.push(record);
-            if self.manifest.keep_levels == KeepLevels::Last2 && depth >= 2 {
+            if depth >= 2 && !self.manifest.keep_levels.keeps(depth - 2) {
                 retired = Some(depth - 2);
             }
             let reached_all = self.job.reachable_states.is_some_and(|r| self.manifest.states() >= r);
