@@ -64,12 +64,7 @@ fn damaged_inputs_are_named_and_recomputed() {
 fn recorded_outputs_of_the_running_level_are_verified_on_resume() {
     // With --keep-levels last2 a bad output of the running level can only be
     // recomputed while that level runs: later, its inputs are gone.
-    let d = dirs();
-    d.run_until_disk_full(
-        7,
-        20,
-        &["--shard-pieces", "2", "--chunk-shards", "1", "--keep-levels", "last2"],
-    );
+    let d = stopped_in_level_7_keeping_last2();
     let done = populated_chunks(&d.ck, 7);
     assert!(done.len() >= 2, "too few recorded tasks: {:?}", journal(&d.ck, 7));
     let (flipped, truncated) = (d.chunk(7, done[0]), d.chunk(7, done[1]));
@@ -87,12 +82,7 @@ fn recorded_outputs_of_the_running_level_are_verified_on_resume() {
 #[test]
 fn damage_that_cannot_be_recomputed_stops_with_the_file_named() {
     // last2: level 6 needs levels 5 and 4 to be recomputed, and 4 is gone.
-    let d = dirs();
-    d.run_until_disk_full(
-        7,
-        20,
-        &["--shard-pieces", "2", "--chunk-shards", "1", "--keep-levels", "last2"],
-    );
+    let d = stopped_in_level_7_keeping_last2();
     let damaged = d.chunk(6, populated_chunks(&d.ck, 6)[0]);
     flip_payload_byte(&damaged);
     let o = d.resume();
@@ -146,4 +136,16 @@ fn disk_full_stops_the_job_and_resume_finishes_it() {
     assert_success(&d.resume());
     assert_published(&d.out);
     assert_manifest_consistent(&d.ck);
+}
+
+/// A `--keep-levels last2` run (one shard per task) stopped by a full disk
+/// partway through level 7.
+fn stopped_in_level_7_keeping_last2() -> Dirs {
+    let d = dirs();
+    d.run_until_disk_full(
+        7,
+        20,
+        &["--shard-pieces", "2", "--chunk-shards", "1", "--keep-levels", "last2"],
+    );
+    d
 }

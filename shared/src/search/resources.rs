@@ -163,14 +163,8 @@ pub fn check_disk(job: &Job, checkpoint: &Path, keep: KeepLevels) -> anyhow::Res
     };
     let need = req.disk_bytes(keep);
     if (free as u128) < need {
-        let every = KeepLevels::Every(crate::files::checkpoint::MAX_KEEP_STRIDE);
-        let hint = if keep != every && keep != KeepLevels::Last2 && (free as u128) >= req.disk_bytes(every) {
-            format!(
-                "; --keep-levels {} needs about {} and fits (antipodes keep their shortest words)",
-                every.name(),
-                human_bytes(req.disk_bytes(every))
-            )
-        } else if keep != KeepLevels::Last2 && (free as u128) >= req.disk_last2_bytes {
+        // Only last2 is suggested: every:K is estimated at about all's size.
+        let hint = if keep != KeepLevels::Last2 && (free as u128) >= req.disk_last2_bytes {
             format!(
                 "; --keep-levels last2 needs about {} and fits (antipodes then come without words)",
                 human_bytes(req.disk_last2_bytes)
