@@ -55,24 +55,7 @@ impl OwnerLock {
             .truncate(false)
             .open(&path)
             .with_context(|| format!("cannot open the lock file {}", path.display()))?;
-        // Called through the trait: std's `File::try_lock` is newer than
-        // this crate's minimum Rust version.
-        match FileExt::try_lock(&file) {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                let mut text = String::new();
-                // An unreadable record still leaves a clear refusal.
-                let _ = file.read_to_string(&mut text);
-                anyhow::bail!(
-                    "checkpoint directory {} is in use by {}",
-                    dir.root().display(),
-                    describe_owner(&text)
-                );
-            }
-            Err(TryLockError::Error(e)) => {
-                return Err(e).with_context(|| format!("cannot lock {}", path.display()));
-            }
-        }
+        try_lock_or_refuse(dir, &mut file)?;
         let owner = Owner {
             pid: std::process::id(),
             host: host_name(),
@@ -89,6 +72,46 @@ impl OwnerLock {
         };
         record(&mut file).with_context(|| format!("cannot write {}", path.display()))?;
         Ok(OwnerLock { _file: file })
+    }
+}
+
+impl OwnerLock {
+    /// Refuses, naming the owner, when another process holds the directory;
+    /// otherwise changes nothing (no lock file is created, none is written).
+    /// For callers about to refuse a directory for another reason: a run that
+    /// owns a new directory but has not written its manifest yet is reported
+    /// as the owner, not as a directory that is not a checkpoint.
+    pub fn refuse_if_held(dir: &CheckpointDir) -> anyhow::Result<()> {
+        let path = dir.lock_path();
+        // flock(2) takes an exclusive lock through a read-only descriptor.
+        let mut file = match File::open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e).with_context(|| format!("cannot open the lock file {}", path.display())),
+        };
+        // Released when `file` closes, at the end of this call.
+        try_lock_or_refuse(dir, &mut file)
+    }
+}
+
+/// Takes the lock on `file` at once, or refuses with the record of the
+/// process that holds it.
+fn try_lock_or_refuse(dir: &CheckpointDir, file: &mut File) -> anyhow::Result<()> {
+    // Called through the trait: std's `File::try_lock` is newer than this
+    // crate's minimum Rust version.
+    match FileExt::try_lock(file) {
+        Ok(()) => Ok(()),
+        Err(TryLockError::WouldBlock) => {
+            let mut text = String::new();
+            // An unreadable record still leaves a clear refusal.
+            let _ = file.read_to_string(&mut text);
+            anyhow::bail!(
+                "checkpoint directory {} is in use by {}",
+                dir.root().display(),
+                describe_owner(&text)
+            )
+        }
+        Err(TryLockError::Error(e)) => Err(e).with_context(|| format!("cannot lock {}", dir.lock_path().display())),
     }
 }
 
@@ -181,6 +204,28 @@ mod tests {
             "refusal changed the record"
         );
         drop(first);
+        let _again = OwnerLock::acquire(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_probe_refuses_a_held_directory_and_changes_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = CheckpointDir::create(root.path()).unwrap();
+        OwnerLock::refuse_if_held(&dir).unwrap();
+        assert!(!dir.lock_path().exists(), "a probe created the lock file");
+        let first = OwnerLock::acquire(&dir).unwrap();
+        let record = std::fs::read(dir.lock_path()).unwrap();
+        let err = OwnerLock::refuse_if_held(&dir).err().expect("held directory refused");
+        let expected = format!(
+            "checkpoint directory {} is in use by pid {}",
+            root.path().display(),
+            std::process::id()
+        );
+        assert!(err.to_string().starts_with(&expected), "{}", err);
+        drop(first);
+        // Free again: the probe lets it through and leaves the old record.
+        OwnerLock::refuse_if_held(&dir).unwrap();
+        assert_eq!(std::fs::read(dir.lock_path()).unwrap(), record);
         let _again = OwnerLock::acquire(&dir).unwrap();
     }
 

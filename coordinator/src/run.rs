@@ -85,8 +85,11 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         )
     };
     // Checked first so that no lock file is left in a directory that is not
-    // a checkpoint; the manifest is read once the directory is ours.
+    // a checkpoint; the manifest is read once the directory is ours. A run
+    // that owns a directory it has not written a manifest into yet is named
+    // as its owner.
     if !checkpoint.manifest_path().exists() {
+        OwnerLock::refuse_if_held(&checkpoint)?;
         return Err(not_a_checkpoint());
     }
     let _owner = OwnerLock::acquire(&checkpoint)?;
