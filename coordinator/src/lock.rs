@@ -215,7 +215,7 @@ mod tests {
         assert!(!dir.lock_path().exists(), "a probe created the lock file");
         let first = OwnerLock::acquire(&dir).unwrap();
         let record = std::fs::read(dir.lock_path()).unwrap();
-        let err = OwnerLock::refuse_if_held(&dir).err().expect("held directory refused");
+        let err = OwnerLock::refuse_if_held(&dir).expect_err("held directory refused");
         let expected = format!(
             "checkpoint directory {} is in use by pid {}",
             root.path().display(),

@@ -80,6 +80,10 @@ pub struct TaskRunner {
     output: Vec<u64>,
     /// Level the last task read (older levels are dropped from the cache).
     level: Option<u32>,
+    /// While the level read is sparse: one bit per shard that can gain
+    /// states (see [`Self::sparse_targets`]); every other shard's task is
+    /// written empty without working out its sources.
+    targets: Option<Vec<u64>>,
     pool: rayon::ThreadPool,
 }
 
@@ -108,6 +112,7 @@ impl TaskRunner {
             frame: Vec::new(),
             output: Vec::new(),
             level: None,
+            targets: None,
             pool,
         })
     }
@@ -210,12 +215,76 @@ impl TaskRunner {
     }
 
     /// A new level: shards of levels no task reads again leave the cache.
-    fn begin_level(&mut self, from_level: u32) {
+    fn begin_level(&mut self, from_level: u32) -> Result<(), TaskError> {
         if self.level != Some(from_level) {
             self.cache.drop_levels_below(from_level.saturating_sub(1));
             self.files.retain(|&(level, _), _| level + 1 >= from_level);
+            // Set first: a failure below leaves the level to the slow path.
             self.level = Some(from_level);
+            self.targets = None;
+            self.targets = self.sparse_targets(from_level)?;
         }
+        Ok(())
+    }
+
+    /// The shards that can hold states of level `level + 1`, as a bitmap,
+    /// when level `level` is sparse: the level's non-empty shards (from the
+    /// chunk indexes) and the shards that read them. Working out one
+    /// shard's sources costs as much as one shard's targets, so this pays
+    /// while at most a quarter of the shards hold states; `None` above that,
+    /// or where the space has no cheap map from sources to targets. The 4×4
+    /// Loopover's first levels (499,961 shards, a few thousand states) took
+    /// minutes each, all of it in working out every shard's sources.
+    fn sparse_targets(&mut self, level: u32) -> Result<Option<Vec<u64>>, TaskError> {
+        let job = &self.ctx.job;
+        let shards = job.space.shards();
+        if self.ctx.target_shards(job.solved_shard()).is_none() {
+            return Ok(None);
+        }
+        let limit = shards / 4;
+        let mut nonempty = Vec::new();
+        if level == 0 {
+            nonempty.push(job.solved_shard());
+        } else {
+            for chunk in 0..self.ctx.job.chunking.chunks() {
+                let reader = self.reader(level, chunk)?;
+                let first = reader.header().id.first_shard;
+                for (i, entry) in reader.entries().iter().enumerate() {
+                    if entry.popcount > 0 {
+                        nonempty.push(first + i as u64);
+                    }
+                }
+                if nonempty.len() as u64 > limit {
+                    return Ok(None);
+                }
+            }
+        }
+        let ctx = &self.ctx;
+        let targets: Vec<Vec<u64>> = self.pool.install(|| {
+            use rayon::prelude::*;
+            nonempty
+                .par_iter()
+                .map(|&a| ctx.target_shards(a).expect("checked above"))
+                .collect()
+        });
+        let mut bits = vec![0u64; shards.div_ceil(64) as usize];
+        for shard in nonempty.iter().chain(targets.iter().flatten()) {
+            bits[(shard / 64) as usize] |= 1 << (shard % 64);
+        }
+        Ok(Some(bits))
+    }
+
+    /// An empty output shard; progress still counts its units as done.
+    fn write_empty(&self, out: &mut [u64], on_unit: &(dyn Fn(u64) + Sync)) {
+        out.fill(0);
+        (0..self.units_per_shard()).for_each(|_| on_unit(0));
+    }
+
+    /// True when `shard` cannot gain states at the running level's next.
+    fn known_unreachable(&self, shard: u64) -> bool {
+        self.targets
+            .as_ref()
+            .is_some_and(|bits| bits[(shard / 64) as usize] >> (shard % 64) & 1 == 0)
     }
 
     /// Computes `F_{from_level+1}` of every shard of `chunk` and writes its
@@ -228,7 +297,7 @@ impl TaskRunner {
     ) -> Result<TaskResult, TaskError> {
         let started = Instant::now();
         self.check_checkpoint_visible()?;
-        self.begin_level(from_level);
+        self.begin_level(from_level)?;
         self.cache.stats = CacheStats::default();
         let out_level = from_level + 1;
         let level_dir = self.checkpoint.level_dir(out_level);
@@ -248,12 +317,19 @@ impl TaskRunner {
         for shard in self.ctx.job.chunking.shards_of(chunk) {
             let found = self.compute_shard(from_level, shard, &mut out, on_unit, &mut io)?;
             stats = stats.plus(found);
-            let space = &self.ctx.job.space;
-            states += found.found * space.weight(shard);
-            classes += space.classes_in(shard, &out);
             let written = Instant::now();
-            // On this worker's threads: a shard's frames compress in parallel.
-            self.pool.install(|| writer.push(&out)).map_err(output_error)?;
+            if found.found == 0 {
+                // Nothing to compress: handing it to the pool would cost a
+                // thread wake-up (sys time) per shard. The 4×4 Loopover's
+                // sparse levels wrote 500,000 empty shards in 11 s this way.
+                writer.push(&out).map_err(output_error)?;
+            } else {
+                let space = &self.ctx.job.space;
+                states += found.found * space.weight(shard);
+                classes += space.classes_in(shard, &out);
+                // On this worker's threads: a shard's frames compress in parallel.
+                self.pool.install(|| writer.push(&out)).map_err(output_error)?;
+            }
             io.write_seconds += written.elapsed().as_secs_f64();
             if found.found > 0 && self.cache.has_room() {
                 // The next level reads it again; keep it if there is room.
@@ -288,6 +364,15 @@ impl TaskRunner {
         on_unit: &(dyn Fn(u64) + Sync),
         io: &mut TaskIo,
     ) -> Result<TaskStats, TaskError> {
+        if self.known_unreachable(shard) {
+            self.write_empty(out, on_unit);
+            if from_level > 0 {
+                self.cache.remove((from_level - 1, shard));
+            }
+            // F_d(B) is empty: the union of earlier levels carries over as is.
+            self.cache.carry_seen(from_level, shard);
+            return Ok(TaskStats::default());
+        }
         // "Seen" is every earlier level when this worker holds their union
         // (or must read it: a directed graph reaches states again at any
         // later depth); otherwise the level before, which suffices for an
@@ -297,7 +382,7 @@ impl TaskRunner {
         // evaluations over the whole search.
         let seen = match self.cache.take_seen(from_level, shard) {
             Some(seen) => Some(seen),
-            None if from_level == 0 => Some(self.zeros.to_vec()),
+            None if from_level == 0 => Some(self.cache.zeroed()),
             None if self.ctx.job.directed => Some(self.union_of_levels(from_level, shard)?),
             None => None,
         };
@@ -322,9 +407,7 @@ impl TaskRunner {
         // mostly such shards (2×7 Loopover, 2,184 shards: level 1 took
         // 261 s before, see BENCHMARKS.md).
         let stats = if sources.iter().all(|(_, w)| Arc::ptr_eq(w, &self.zeros)) {
-            out.fill(0);
-            // Progress still counts the shard's units as done.
-            (0..self.units_per_shard()).for_each(|_| on_unit(0));
+            self.write_empty(out, on_unit);
             TaskStats::default()
         } else {
             let inputs = ShardInputs {

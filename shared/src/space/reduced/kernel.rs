@@ -86,6 +86,32 @@ impl ReducedMoves {
             .collect()
     }
 
+    /// A superset of the shards whose tasks read `source` (the inverse of
+    /// [`Self::source_shards`]): the classes of `m(K_A)` for each move `m`.
+    /// Shard `B` reads `A` under `m` when `m⁻¹(K_B) = σ(K_A)` for a symmetry
+    /// `σ`, so `K_B = m σ (K_A) = σ m' (K_A)` with `m' = σ⁻¹ m σ`, again a
+    /// move (every symmetry maps the move set onto itself, checked by
+    /// [`crate::puzzle::symmetry::Symmetries::generate`]): `B` is the class
+    /// of `m'(K_A)`. Guards are ignored; they only remove shards.
+    pub fn target_shards(&self, space: &ReducedSpace, source: u64) -> Vec<u64> {
+        let keys = space.keys();
+        let key = space.key(source);
+        let mut targets: Vec<u64> = self
+            .forward
+            .iter()
+            .map(|m| {
+                let mut target: Key = [0u64; MAX_BLOCKS];
+                for b in 0..keys.blocks() {
+                    target[b] = map_mask(m, key[b]);
+                }
+                keys.canonicalize(&target).0 as u64
+            })
+            .collect();
+        targets.sort_unstable();
+        targets.dedup();
+        targets
+    }
+
     /// Bottom-up map of move `g`: a state of `shard` to its predecessor's
     /// stored form in the source shard.
     pub(crate) fn backward(&self, space: &ReducedSpace, shard: u64, g: usize, step: Step) -> FiberMap {

@@ -62,6 +62,30 @@ fn four_by_four_reduces_by_all_128_board_symmetries() {
     assert!(best.stored() < ideal * 102 / 100, "{} vs {}", best.stored(), ideal);
 }
 
+#[test]
+fn every_shard_is_a_target_of_each_of_its_sources() {
+    // Sliding puzzles and the Varikon box have guarded moves.
+    for spec in ["loopover:3x3", "loopover:3x4", "sliding:3x3", "varikon"] {
+        let (p, r) = space(spec, Metric::Mtm);
+        let moves = ReducedMoves::new(&p);
+        let targets: Vec<Vec<u64>> = (0..r.shards()).map(|a| moves.target_shards(&r, a)).collect();
+        let mut pairs = 0;
+        for b in 0..r.shards() {
+            for a in moves.source_shards(&r, b) {
+                assert!(
+                    targets[a as usize].binary_search(&b).is_ok(),
+                    "{}: {} reads {}",
+                    spec,
+                    b,
+                    a
+                );
+                pairs += 1;
+            }
+        }
+        assert!(pairs > 0, "{}: no source at all", spec);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
 
