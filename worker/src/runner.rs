@@ -84,7 +84,8 @@ pub struct TaskRunner {
     /// states (see [`Self::sparse_targets`]); every other shard's task is
     /// written empty without working out its sources.
     targets: Option<Vec<u64>>,
-    pool: rayon::ThreadPool,
+    /// Runs every task (see [`Self::compute_chunk`]).
+    pool: Arc<rayon::ThreadPool>,
 }
 
 impl TaskRunner {
@@ -93,7 +94,7 @@ impl TaskRunner {
     pub fn new(job: Job, checkpoint: &Path, memory_budget: u64, threads: usize) -> anyhow::Result<TaskRunner> {
         cayley_shared::search::resources::check_budget(&job, memory_budget)?;
         crate::return_freed_shards_to_the_kernel();
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+        let pool = Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).build()?);
         let fingerprint = job.fingerprint();
         let words = job.space.shard_words();
         let shard_bytes = job.space.shard_bytes();
@@ -260,13 +261,13 @@ impl TaskRunner {
             }
         }
         let ctx = &self.ctx;
-        let targets: Vec<Vec<u64>> = self.pool.install(|| {
+        let targets: Vec<Vec<u64>> = {
             use rayon::prelude::*;
             nonempty
                 .par_iter()
                 .map(|&a| ctx.target_shards(a).expect("checked above"))
                 .collect()
-        });
+        };
         let mut bits = vec![0u64; shards.div_ceil(64) as usize];
         for shard in nonempty.iter().chain(targets.iter().flatten()) {
             bits[(shard / 64) as usize] |= 1 << (shard % 64);
@@ -295,6 +296,20 @@ impl TaskRunner {
         chunk: u64,
         on_unit: &(dyn Fn(u64) + Sync),
     ) -> Result<TaskResult, TaskError> {
+        // The whole task runs on one of the pool's threads: the kernel's and
+        // the compressor's parallel loops then start there, instead of
+        // waking a pool thread from outside for every shard (on the 4×4's
+        // sparse levels, rayon's idle spinning took a fifth of the CPU).
+        let pool = self.pool.clone();
+        pool.install(|| self.compute_chunk_on_pool(from_level, chunk, on_unit))
+    }
+
+    fn compute_chunk_on_pool(
+        &mut self,
+        from_level: u32,
+        chunk: u64,
+        on_unit: &(dyn Fn(u64) + Sync),
+    ) -> Result<TaskResult, TaskError> {
         let started = Instant::now();
         self.check_checkpoint_visible()?;
         self.begin_level(from_level)?;
@@ -317,19 +332,14 @@ impl TaskRunner {
         for shard in self.ctx.job.chunking.shards_of(chunk) {
             let found = self.compute_shard(from_level, shard, &mut out, on_unit, &mut io)?;
             stats = stats.plus(found);
-            let written = Instant::now();
-            if found.found == 0 {
-                // Nothing to compress: handing it to the pool would cost a
-                // thread wake-up (sys time) per shard. The 4×4 Loopover's
-                // sparse levels wrote 500,000 empty shards in 11 s this way.
-                writer.push(&out).map_err(output_error)?;
-            } else {
+            if found.found > 0 {
                 let space = &self.ctx.job.space;
                 states += found.found * space.weight(shard);
                 classes += space.classes_in(shard, &out);
-                // On this worker's threads: a shard's frames compress in parallel.
-                self.pool.install(|| writer.push(&out)).map_err(output_error)?;
             }
+            let written = Instant::now();
+            // A shard's frames compress in parallel, on this worker's pool.
+            writer.push(&out).map_err(output_error)?;
             io.write_seconds += written.elapsed().as_secs_f64();
             if found.found > 0 && self.cache.has_room() {
                 // The next level reads it again; keep it if there is room.
@@ -415,8 +425,7 @@ impl TaskRunner {
                 previous,
                 current: &current,
             };
-            let ctx = &self.ctx;
-            self.pool.install(|| ctx.expand(shard, &inputs, out, on_unit))
+            self.ctx.expand(shard, &inputs, out, on_unit)
         };
         io.compute_seconds += computing.elapsed().as_secs_f64();
         // The task's handles go first, so that the cache can recycle the

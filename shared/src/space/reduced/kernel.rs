@@ -160,16 +160,21 @@ pub fn expand_reduced(
         .map(|(w, (p, c))| !(p | c) & fiber.valid_mask(w % rw))
         .collect();
     let unseen_count = crate::kernel::bits::popcount(&unseen);
+    // Moves whose source shard is empty can neither mark nor hit a state:
+    // leaving them out saves building their maps (most moves of a shard on
+    // a sparse level).
+    let mut sources = 0u64;
     let steps: Vec<(usize, Step)> = moves
         .steps(space, shard)
         .into_iter()
         .enumerate()
         .filter_map(|(g, s)| s.map(|s| (g, s)))
+        .filter(|(_, s)| {
+            let bits = crate::kernel::bits::popcount(inputs.sources.get(s.source));
+            sources += bits;
+            bits > 0
+        })
         .collect();
-    let sources: u64 = steps
-        .iter()
-        .map(|(_, s)| crate::kernel::bits::popcount(inputs.sources.get(s.source)))
-        .sum();
     let task = Expansion {
         space,
         moves,
@@ -183,6 +188,8 @@ pub fn expand_reduced(
         TaskStats::default()
     } else if unseen_count * steps.len() as u64 <= 2 * sources {
         bottom_up(&task, out)
+    } else if sources < SEQUENTIAL_SOURCE_BITS {
+        top_down_here(&task, out)
     } else {
         top_down(&task, out)
     };
@@ -195,6 +202,12 @@ pub fn expand_reduced(
 
 /// Rows handed to one thread at a time.
 const ROWS_PER_TASK: usize = 16;
+
+/// Source bits below which a shard is expanded top-down on the calling
+/// thread: splitting a few thousand marks over the pool costs more in
+/// thread wake-ups than the marks themselves (on the 4×4 Loopover's depth
+/// 8, a source shard holds about 74 states).
+const SEQUENTIAL_SOURCE_BITS: u64 = 1 << 14;
 
 /// What both directions read for one target shard.
 struct Expansion<'a> {
@@ -248,6 +261,39 @@ fn top_down(task: &Expansion, out: &mut [u64]) -> TaskStats {
     }
 }
 
+/// [`top_down`] on this thread alone, visiting only the non-zero words.
+fn top_down_here(task: &Expansion, out: &mut [u64]) -> TaskStats {
+    let (space, moves, shard) = (task.space, task.moves, task.shard);
+    let rw = space.fiber().row_words();
+    let mut marks = vec![0u64; out.len()];
+    let mut evaluations = 0u64;
+    for &(g, step) in task.steps {
+        let map = moves.forward_map(space, shard, g, step);
+        for (i, &word) in task.inputs.sources.get(step.source).iter().enumerate() {
+            if word == 0 {
+                continue;
+            }
+            let (base, table) = map.row((i / rw) as u64);
+            let w = i % rw;
+            let mut bits = word;
+            while bits != 0 {
+                let t = base + table[w * 64 + bits.trailing_zeros() as usize];
+                marks[(t >> 6) as usize] |= 1u64 << (t & 63);
+                evaluations += 1;
+                bits &= bits - 1;
+            }
+        }
+    }
+    for ((o, m), &u) in out.iter_mut().zip(marks).zip(task.unseen) {
+        *o = m & u;
+    }
+    TaskStats {
+        evaluations,
+        top_down_blocks: 1,
+        ..TaskStats::default()
+    }
+}
+
 fn bottom_up(task: &Expansion, out: &mut [u64]) -> TaskStats {
     let (space, moves, shard) = (task.space, task.moves, task.shard);
     let (steps, inputs, unseen) = (task.steps, task.inputs, task.unseen);
@@ -290,5 +336,83 @@ fn bottom_up(task: &Expansion, out: &mut [u64]) -> TaskStats {
         evaluations: evaluations.into_inner(),
         bottom_up_blocks: 1,
         ..TaskStats::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::task::SourceBits;
+    use crate::puzzle::{parse_puzzle, Metric};
+
+    /// Random valid bits of a fiber, each set with probability about
+    /// `1 / 2^sparsity`.
+    fn random_fiber(space: &ReducedSpace, seed: &mut u64, sparsity: u32) -> Vec<u64> {
+        let rw = space.fiber().row_words();
+        let mut next = || {
+            *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            *seed ^ (*seed >> 29)
+        };
+        (0..space.shard_words())
+            .map(|w| (0..sparsity).fold(u64::MAX, |acc, _| acc & next()) & space.fiber().valid_mask(w % rw))
+            .collect()
+    }
+
+    /// The three ways to expand a shard (top-down on the pool, top-down on
+    /// one thread, bottom-up) find the same states: marking successors and
+    /// probing predecessors are independent computations of one set.
+    #[test]
+    fn every_direction_finds_the_same_states() {
+        let p = parse_puzzle("loopover:3x4", Metric::Mtm).unwrap();
+        let space = ReducedSpace::plan(&p, p.all_moves_even()).unwrap();
+        let moves = ReducedMoves::new(&p);
+        let mut seed = 7u64;
+        for (shard, sparsity) in [(0u64, 6), (1, 3), (5, 1), (space.shards() - 1, 8)] {
+            let sources: Vec<(u64, Vec<u64>)> = moves
+                .source_shards(&space, shard)
+                .into_iter()
+                .chain([shard])
+                .collect::<std::collections::BTreeSet<u64>>()
+                .into_iter()
+                .map(|s| (s, random_fiber(&space, &mut seed, sparsity)))
+                .collect();
+            let previous = random_fiber(&space, &mut seed, 4);
+            let current = random_fiber(&space, &mut seed, 4);
+            let inputs = ShardInputs {
+                sources: SourceBits::new(sources.iter().map(|(s, w)| (*s, &w[..])).collect()),
+                previous: &previous,
+                current: &current,
+            };
+            let rw = space.fiber().row_words();
+            let unseen: Vec<u64> = previous
+                .iter()
+                .zip(&current)
+                .enumerate()
+                .map(|(w, (p, c))| !(p | c) & space.fiber().valid_mask(w % rw))
+                .collect();
+            let steps: Vec<(usize, Step)> = moves
+                .steps(&space, shard)
+                .into_iter()
+                .enumerate()
+                .filter_map(|(g, s)| s.map(|s| (g, s)))
+                .collect();
+            let task = Expansion {
+                space: &space,
+                moves: &moves,
+                shard,
+                steps: &steps,
+                inputs: &inputs,
+                unseen: &unseen,
+            };
+            let run = |f: fn(&Expansion, &mut [u64]) -> TaskStats| {
+                let mut out = vec![u64::MAX; space.shard_words()];
+                f(&task, &mut out);
+                out
+            };
+            let pooled = run(top_down);
+            assert!(pooled.iter().any(|&w| w != 0), "shard {}: nothing found", shard);
+            assert_eq!(run(top_down_here), pooled, "shard {}", shard);
+            assert_eq!(run(bottom_up), pooled, "shard {}", shard);
+        }
     }
 }
