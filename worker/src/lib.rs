@@ -39,3 +39,22 @@ pub fn return_freed_shards_to_the_kernel() {
         });
     }
 }
+
+/// Returns the allocator's free pages to the kernel. Shards under 1 MiB
+/// (40.5 KiB on the 4×4 Loopover, 106 KiB on the 3×5) come from glibc's
+/// arenas, where evicting and loading them in LRU order leaves free holes
+/// that still count as resident: a 4×4 worker under `--memory 13G` held
+/// 13.4 GiB of arena for 13.0 GiB in use. `malloc_trim` releases every
+/// whole free page of every arena: called once in that worker (through a
+/// debugger), it took its RSS from 13.50 GiB to 13.15 GiB, the budget plus
+/// its 64 MiB of tables and 90 MiB. Called after each task; on a 3×5 run
+/// to depth 10 under `--memory 200M` it cost 2% of the wall time.
+pub fn release_free_pages() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes each arena's lock while it walks its free
+    // chunks and only advises the kernel about pages no allocation uses;
+    // it is safe to call from any thread at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}

@@ -301,7 +301,9 @@ impl TaskRunner {
         // waking a pool thread from outside for every shard (on the 4×4's
         // sparse levels, rayon's idle spinning took a fifth of the CPU).
         let pool = self.pool.clone();
-        pool.install(|| self.compute_chunk_on_pool(from_level, chunk, on_unit))
+        let result = pool.install(|| self.compute_chunk_on_pool(from_level, chunk, on_unit));
+        crate::release_free_pages();
+        result
     }
 
     fn compute_chunk_on_pool(
