@@ -15,6 +15,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Non-empty shards whose targets are worked out at once in
+/// [`TaskRunner::sparse_targets`].
+const TARGET_BATCH: usize = 4096;
+
 /// Chunk files kept open (their header and index verified) at most.
 const OPEN_FILES: usize = 256;
 
@@ -260,17 +264,20 @@ impl TaskRunner {
                 }
             }
         }
-        let ctx = &self.ctx;
-        let targets: Vec<Vec<u64>> = {
-            use rayon::prelude::*;
-            nonempty
-                .par_iter()
-                .map(|&a| ctx.target_shards(a).expect("checked above"))
-                .collect()
-        };
+        use rayon::prelude::*;
         let mut bits = vec![0u64; shards.div_ceil(64) as usize];
-        for shard in nonempty.iter().chain(targets.iter().flatten()) {
-            bits[(shard / 64) as usize] |= 1 << (shard % 64);
+        let mut set = |shard: u64| bits[(shard / 64) as usize] |= 1 << (shard % 64);
+        // In batches: the targets of every source at once would be up to
+        // 24 entries per non-empty shard (24 MB on the 4×4).
+        for batch in nonempty.chunks(TARGET_BATCH) {
+            let targets: Vec<Vec<u64>> = batch
+                .par_iter()
+                .map(|&a| self.ctx.target_shards(a).expect("checked above"))
+                .collect();
+            batch
+                .iter()
+                .chain(targets.iter().flatten())
+                .for_each(|&shard| set(shard));
         }
         Ok(Some(bits))
     }

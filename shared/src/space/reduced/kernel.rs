@@ -240,13 +240,9 @@ fn top_down(task: &Expansion, out: &mut [u64]) -> TaskStats {
                 let (base, table) = map.row(row as u64);
                 let mut applied = 0u64;
                 for (w, &word) in words.iter().enumerate() {
-                    let mut bits = word;
-                    while bits != 0 {
-                        let t = base + table[w * 64 + bits.trailing_zeros() as usize];
+                    applied += for_each_successor(base, table, w, word, |t| {
                         marks[(t >> 6) as usize].fetch_or(1u64 << (t & 63), Ordering::Relaxed);
-                        applied += 1;
-                        bits &= bits - 1;
-                    }
+                    });
                 }
                 evaluations.fetch_add(applied, Ordering::Relaxed);
             });
@@ -259,6 +255,18 @@ fn top_down(task: &Expansion, out: &mut [u64]) -> TaskStats {
         top_down_blocks: 1,
         ..TaskStats::default()
     }
+}
+
+/// Calls `mark` with the successor of each state set in `word`, word `w`
+/// of a source row whose map row is `(base, table)`; returns how many.
+#[inline]
+fn for_each_successor(base: u64, table: &[u64], w: usize, word: u64, mut mark: impl FnMut(u64)) -> u64 {
+    let mut bits = word;
+    while bits != 0 {
+        mark(base + table[w * 64 + bits.trailing_zeros() as usize]);
+        bits &= bits - 1;
+    }
+    u64::from(word.count_ones())
 }
 
 /// [`top_down`] on this thread alone, visiting only the non-zero words.
@@ -274,14 +282,9 @@ fn top_down_here(task: &Expansion, out: &mut [u64]) -> TaskStats {
                 continue;
             }
             let (base, table) = map.row((i / rw) as u64);
-            let w = i % rw;
-            let mut bits = word;
-            while bits != 0 {
-                let t = base + table[w * 64 + bits.trailing_zeros() as usize];
+            evaluations += for_each_successor(base, table, i % rw, word, |t| {
                 marks[(t >> 6) as usize] |= 1u64 << (t & 63);
-                evaluations += 1;
-                bits &= bits - 1;
-            }
+            });
         }
     }
     for ((o, m), &u) in out.iter_mut().zip(marks).zip(task.unseen) {
