@@ -155,7 +155,33 @@ pub fn start_worker_with(url: &str, token: &str, cwd: &Path, threads: u32, extra
         .expect("start cayley-worker")
 }
 
-/// Sends `sig` to a child process (e.g. SIGSTOP and SIGCONT to pause it).
+/// Stops a child process and returns only once every one of its threads is
+/// stopped. kill(2) returns as soon as the signal is queued: a thread running
+/// on the other core (or inside a write) goes on for a moment, so a test that
+/// snapshots a directory right after SIGSTOP could see that last write land.
+pub fn pause(child: &Child) {
+    signal(child, libc::SIGSTOP);
+    let tasks = format!("/proc/{}/task", child.id());
+    let all_stopped = || {
+        let Ok(entries) = std::fs::read_dir(&tasks) else {
+            return true; // exited: nothing runs any more
+        };
+        entries.flatten().all(|task| {
+            // "tid (comm) STATE …": comm may hold spaces and parentheses.
+            std::fs::read_to_string(task.path().join("stat")).map_or(true, |stat| {
+                let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
+                matches!(state.and_then(|r| r.chars().next()), Some('T' | 't' | 'Z' | 'X') | None)
+            })
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !all_stopped() {
+        assert!(Instant::now() < deadline, "pid {} did not stop within 30 s", child.id());
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Sends `sig` to a child process (e.g. SIGCONT after [`pause`]).
 pub fn signal(child: &Child, sig: libc::c_int) {
     // SAFETY: kill(2) with the pid of a child we have not yet waited for; no memory is shared.
     let rc = unsafe { libc::kill(child.id() as libc::pid_t, sig) };

@@ -3,7 +3,7 @@
 //! or the independent hash-set BFS of `cayley_tests`.
 
 use cayley_tests::cube::{cube_sticker_generators, cube_tws};
-use cayley_tests::procs::{signal, start_worker, wait_until, worker_output, Coordinator};
+use cayley_tests::procs::{pause, signal, start_worker, wait_until, worker_output, Coordinator};
 use cayley_tests::{loopover_generators, reference_bfs, reference_tracked_bfs};
 use std::time::Duration;
 
@@ -96,7 +96,7 @@ fn a_worker_joining_after_level_3_gets_tasks() {
     // A 2x5 level takes milliseconds, so the early worker could finish the job before the
     // late one has registered. Pause it until two more levels are done: they can only have
     // been computed by the late worker (the early one's lease, if it held one, expires).
-    signal(&early, libc::SIGSTOP);
+    pause(&early);
     let paused_at = coordinator.levels_done();
     let late = start_worker(&coordinator.url, TOKEN, dir.path(), 1);
     let progressed = wait_until(LONG, || coordinator.levels_done() >= paused_at + 2);

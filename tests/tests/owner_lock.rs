@@ -4,7 +4,7 @@
 //! leaves no lock behind. Tables are Loopover 2×5 MTM from
 //! tests/data/loopover-mtm.csv.
 
-use cayley_tests::procs::{signal, Coordinator};
+use cayley_tests::procs::{pause, signal, Coordinator};
 use cayley_tests::symmetry::published_loopover_mtm;
 use cayley_tests::{cayley, cayley_env, json_u64s, read_json, spawn_cayley, stderr_text, test_dir, wait_for};
 use std::path::{Path, PathBuf};
@@ -134,7 +134,7 @@ fn a_second_owner_is_refused_while_the_first_finishes() {
     let mut first = spawn_cayley(&["resume", s(&ck), "--out", s(&out), "--threads", "1", "-q"]);
     wait_until_owner(&mut first, &ck);
     // Paused, it cannot finish (and let go) while the others try.
-    signal(&first, libc::SIGSTOP);
+    pause(&first);
     let before = snapshot(&ck);
     let attempts: [&[&str]; 3] = [
         &["resume", s(&ck), "--out", s(&other), "-q"],
@@ -148,7 +148,19 @@ fn a_second_owner_is_refused_while_the_first_finishes() {
     for o in &refusals {
         assert_in_use(o, &ck, first.id());
     }
-    assert!(before == after, "a refused owner changed the checkpoint");
+    let changed: Vec<_> = before
+        .iter()
+        .zip(&after)
+        .filter(|(b, a)| b != a)
+        .map(|(b, _)| b.0.display().to_string())
+        .collect();
+    assert!(
+        before.len() == after.len() && changed.is_empty(),
+        "a refused owner changed the checkpoint: {} files before, {} after, changed {:?}",
+        before.len(),
+        after.len(),
+        changed
+    );
     assert!(!other.exists(), "a refused owner wrote results");
     assert!(status.success(), "the first owner failed: {:?}", status);
     assert_published(&out);
@@ -217,7 +229,7 @@ fn run_owns_its_temporary_checkpoint() {
     });
     let ck = temporary.unwrap_or_else(|| panic!("no owned temporary checkpoint in {}", scratch.display()));
     assert!(found);
-    signal(&run, libc::SIGSTOP);
+    pause(&run);
     let refused = cayley(&["resume", s(&ck), "--out", s(&other), "-q"]);
     signal(&run, libc::SIGCONT);
     let status = run.wait().expect("reap run");
