@@ -150,10 +150,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: Option<PathBuf>,
     /// Which levels stay on disk: `all`; `every:K` (K = 2..4: the two live levels and every
-    /// K-th, about 1/K of the disk, antipodes still get shortest words); or `last2` (only what
-    /// the next level reads; smallest disk, antipodes without words).
+    /// K-th, about 1/K of the disk, antipodes still get shortest words); or `last2` (what the
+    /// next level reads and the small early levels, up to 1/8 of a raw level in all; smallest
+    /// disk; antipodes get words when those early levels reach within 4 moves of the deepest).
     #[arg(long, value_name = "all|every:K|last2", default_value = "all")]
     pub keep_levels: KeepLevels,
+    /// Start even when the checkpoint's planned disk (an upper bound: see `cayley info`) is
+    /// more than is free; a disk that fills up stops the job cleanly, to be resumed.
+    #[arg(long)]
+    pub ignore_disk_check: bool,
 }
 
 #[derive(Args, Debug)]
@@ -188,6 +193,9 @@ pub struct ServeArgs {
     /// Which levels stay on disk: `all`, `every:K` (K = 2..4) or `last2` (see `cayley run --help`).
     #[arg(long, value_name = "all|every:K|last2", default_value = "all")]
     pub keep_levels: KeepLevels,
+    /// Start even when the planned checkpoint disk is more than is free (see `cayley run --help`).
+    #[arg(long)]
+    pub ignore_disk_check: bool,
     /// TLS certificate (PEM); with --tls-key, workers connect with https:// and --tls-ca.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
@@ -254,4 +262,7 @@ pub struct InfoArgs {
     /// Checkpoint directory to check for disk space [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: Option<PathBuf>,
+    /// Plan the disk of a search that stops after depth D (as `run --max-depth D`).
+    #[arg(long, value_name = "D")]
+    pub max_depth: Option<u32>,
 }

@@ -7,7 +7,7 @@ use cayley_shared::puzzle::{
     parse_puzzle, split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError,
 };
 use cayley_shared::search::job::Job;
-use cayley_shared::search::resources::{default_budget, human_bytes, requirements};
+use cayley_shared::search::resources::{default_budget, free_space, human_bytes, requirements};
 use cayley_shared::space::Space;
 use std::path::Path;
 
@@ -91,7 +91,7 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
     }
     print_plan(&job);
     let dir = args.checkpoint_dir.clone().unwrap_or_else(|| ".".into());
-    print_resources(&job, args.memory, &dir);
+    print_resources(&job, args.memory, &dir, args.max_depth);
     Ok(())
 }
 
@@ -196,7 +196,7 @@ fn print_plan(job: &Job) {
 }
 
 /// Memory per worker, files and disk, and whether this machine can run it.
-fn print_resources(job: &Job, memory: Option<u64>, checkpoint: &Path) {
+fn print_resources(job: &Job, memory: Option<u64>, checkpoint: &Path, max_depth: Option<u32>) {
     let req = requirements(job);
     let budget = memory.unwrap_or_else(|| default_budget(1));
     println!(
@@ -218,13 +218,14 @@ fn print_resources(job: &Job, memory: Option<u64>, checkpoint: &Path) {
         "             a budget of {} holds a whole level: each shard is then read once per level",
         human_bytes(whole_level)
     );
-    let free = fs4::available_space(checkpoint).ok();
+    let free = free_space(checkpoint);
     for keep in [KeepLevels::All, KeepLevels::Every(3), KeepLevels::Last2] {
-        let need = req.disk_bytes(keep);
+        let need = req.disk_bytes_to(keep, max_depth);
         println!(
-            "disk         --keep-levels {:<7} about {} of checkpoint{}",
+            "disk         --keep-levels {:<7} about {} of checkpoint{}{}",
             keep.name(),
             human_bytes(need),
+            max_depth.map_or(String::new(), |d| format!(" to depth {}", d)),
             match free {
                 Some(f) if (f as u128) < need => format!(
                     " - does NOT fit in {} ({} free)",

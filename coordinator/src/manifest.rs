@@ -188,6 +188,14 @@ impl Manifest {
         }
     }
 
+    /// Whether `level` stays on disk once two newer levels are done
+    /// ([`KeepLevels::keeps_given`] with this job's level files), for a
+    /// space whose raw level takes `raw_level_bytes`.
+    pub fn keeps_level(&self, level: u32, raw_level_bytes: u128) -> bool {
+        let bytes: Vec<u64> = self.levels.iter().map(|l| l.bytes).collect();
+        self.keep_levels.keeps_given(level, &bytes, raw_level_bytes)
+    }
+
     /// Refuses a manifest of another format version or another job.
     pub fn check_matches(&self, job: &Job, dir: &Path) -> anyhow::Result<()> {
         if self.format_version != FORMAT_VERSION {

@@ -185,16 +185,16 @@ impl RunResult {
         let last = self.depths.last().copied().unwrap_or(0);
         let _ = writeln!(
             out,
-            "{} ({}): {} state(s) at depth {}; the first {} in rank order, each with a shortest {}.\n",
+            "{} ({}): {} state(s) at depth {}; the first {} in rank order, {}.\n",
             self.puzzle,
             self.metric,
             last,
             self.diameter,
             self.antipodes.len(),
-            if self.directed {
-                "word from solved (directed generators)"
-            } else {
-                "solving word"
+            match (self.diameter > 0 && self.antipodes.iter().all(|a| a.word.is_empty()), self.directed) {
+                (true, _) => "without words (the levels kept are more than 4 moves apart: --keep-levels all or every:K give words)",
+                (false, true) => "each with a shortest word from solved (directed generators)",
+                (false, false) => "each with a shortest solving word",
             }
         );
         let label = if self.directed { "from solved" } else { "solve" };
@@ -211,7 +211,7 @@ impl RunResult {
             }
             let _ = writeln!(out, "{}", puzzle.render_slots(&a.state));
             let word = if a.word.is_empty() && self.diameter > 0 {
-                "(not available: earlier levels were not kept)"
+                "(not available: the levels kept are too far apart)"
             } else if a.word.is_empty() {
                 "(solved)"
             } else {

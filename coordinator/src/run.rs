@@ -18,9 +18,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     // The disk check comes before anything is created; a temporary
     // checkpoint lives under --scratch.
     let location = args.checkpoint_dir.clone().unwrap_or_else(|| scratch.clone());
+    let existed = location.exists();
     std::fs::create_dir_all(&location)
         .map_err(|e| anyhow::anyhow!("cannot create directory {}: {}", location.display(), e))?;
-    check_disk(&job, &location, args.keep_levels)?;
+    if let Err(refused) = check_disk(
+        &job,
+        &location,
+        args.keep_levels,
+        args.max_depth,
+        args.ignore_disk_check,
+    ) {
+        if !existed {
+            // Made only to ask its filesystem; a refused run leaves nothing.
+            let _ = std::fs::remove_dir(&location);
+        }
+        return Err(refused);
+    }
     let (checkpoint, temporary, _owner) = match &args.checkpoint_dir {
         Some(dir) => {
             let checkpoint = CheckpointDir::create(dir)

@@ -51,7 +51,13 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         None => {
             let job = plan_job(&args.puzzle)?;
             args.keep_levels.check_for(&job)?;
-            check_disk(&job, checkpoint.root(), args.keep_levels)?;
+            check_disk(
+                &job,
+                checkpoint.root(),
+                args.keep_levels,
+                args.max_depth,
+                args.ignore_disk_check,
+            )?;
             let definition = spec_file_text(&job.puzzle.spec)?;
             let fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);
             (job, fresh)

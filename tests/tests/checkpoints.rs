@@ -7,6 +7,9 @@
 //! identities (counts add up, words replay to solved), never against an
 //! earlier output of this program.
 
+use cayley_shared::puzzle::{parse_puzzle, Metric};
+use cayley_shared::search::job::Job;
+use cayley_shared::search::resources::requirements;
 use cayley_tests::checkpoint::*;
 use cayley_tests::{cayley, read_json, write_json};
 use rand::{Rng, SeedableRng};
@@ -125,19 +128,82 @@ fn level_dirs(ck: &Path) -> Vec<String> {
     names
 }
 
+/// Levels 1..=t whose files together take at most 1/8 of a raw level of
+/// `job` (README, `--keep-levels last2`), from the sizes the manifest records.
+fn early_levels_last2_keeps(ck: &Path, job: &Job) -> u32 {
+    let m = read_json(&ck.join("manifest.json")).unwrap();
+    let raw = requirements(job).level_bytes;
+    let mut early = 0u128;
+    let mut t = 0;
+    for (depth, level) in m["levels"].as_array().unwrap().iter().enumerate().skip(1) {
+        early += level["bytes"].as_u64().unwrap() as u128;
+        if early * 8 > raw {
+            break;
+        }
+        t = depth as u32;
+    }
+    t
+}
+
+/// The job `cayley run SPEC` plans (`--shard-pieces 1` when not reduced).
+fn job_of(spec: &str, shard_pieces: Option<usize>) -> Job {
+    Job::new(parse_puzzle(spec, Metric::Mtm).unwrap(), shard_pieces).unwrap()
+}
+
 #[test]
-fn keep_last2_leaves_two_levels_and_no_words() {
+fn keep_last2_leaves_the_live_and_the_small_early_levels() {
     let d = dirs();
     assert_success(&d.run(&["--shard-pieces", "1", "--keep-levels", "last2"]));
     assert_published(&d.out);
-    let kept = level_dirs(&d.ck);
-    assert!(kept.len() <= 3, "{:?}", kept);
-    assert!(kept.contains(&"L0012".to_string()), "{:?}", kept);
+    let diameter = PUBLISHED.len() as u32 - 1;
+    let t = early_levels_last2_keeps(&d.ck, &job_of("loopover:2x5 --no-symmetry", Some(1)));
+    assert!(t >= 1 && diameter - 1 - t > 4, "2×5 keeps levels 1..={}", t);
+    let expected: Vec<String> = (1..=t)
+        .chain([diameter - 1, diameter])
+        .map(|l| format!("L{:04}", l))
+        .collect();
+    assert_eq!(level_dirs(&d.ck), expected);
+    // From depth 11 to the last early level is more than 4 moves: no walk.
     let text = std::fs::read_to_string(d.out.join("antipodes.txt")).unwrap();
-    assert!(text.contains("not available"), "{}", text);
+    assert!(
+        text.contains("without words") && text.contains("not available"),
+        "{}",
+        text
+    );
     let json = read_json(&d.out.join("result.json")).unwrap();
     for a in json["antipodes"].as_array().unwrap() {
         assert_eq!(a["word"], "");
+    }
+}
+
+#[test]
+fn last2_walks_through_its_early_levels_when_they_are_near() {
+    // Loopover 3×4 to depth 9: levels 1–5 are small enough to keep, 6 and
+    // 7 are deleted, and the walk jumps from 8 to 5 in three moves.
+    let d = dirs();
+    let mut args = vec!["run", "loopover:3x4", "--max-depth", "9", "--keep-levels", "last2"];
+    args.extend(["--checkpoint-dir", s(&d.ck), "--out", s(&d.out), "-q"]);
+    assert_success(&cayley(&args));
+    let t = early_levels_last2_keeps(&d.ck, &job_of("loopover:3x4", None));
+    assert!((4..8).contains(&t), "levels 1..={} kept", t);
+    let expected: Vec<String> = (1..=t).chain([8, 9]).map(|l| format!("L{:04}", l)).collect();
+    assert_eq!(level_dirs(&d.ck), expected);
+    let json = read_json(&d.out.join("result.json")).unwrap();
+    let antipodes = json["antipodes"].as_array().unwrap();
+    assert_eq!(antipodes.len(), 10);
+    for a in antipodes {
+        let labels: Vec<u32> = a["state"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap().parse().unwrap())
+            .collect();
+        let mut grid: Vec<Vec<u32>> = labels.chunks(4).map(<[u32]>::to_vec).collect();
+        let word = a["word"].as_str().unwrap();
+        assert_eq!(word.split_whitespace().count(), 9, "{}", word);
+        replay(&mut grid, word);
+        let solved: Vec<Vec<u32>> = (0..3).map(|r| (1..=4).map(|c| r * 4 + c).collect()).collect();
+        assert_eq!(grid, solved, "{} does not solve {:?}", word, labels);
     }
 }
 
@@ -165,9 +231,10 @@ fn keep_every_k_leaves_every_kth_level_and_shortest_words() {
     }
 }
 
-/// Applies a Loopover word to a 2×5 grid of labels (README: `R2+1` shifts
+/// Applies a Loopover word to a grid of labels (README: `R2+1` shifts
 /// row 2 one cell right, `C1-2` shifts column 1 two cells up).
-fn replay(grid: &mut [[u32; 5]; 2], word: &str) {
+fn replay(grid: &mut [Vec<u32>], word: &str) {
+    let (rows, cols) = (grid.len() as i64, grid[0].len() as i64);
     for mv in word.split_whitespace() {
         let (line, amount) = mv[1..].split_once(['+', '-']).expect("move amount");
         let line: usize = line.parse::<usize>().unwrap() - 1;
@@ -175,16 +242,16 @@ fn replay(grid: &mut [[u32; 5]; 2], word: &str) {
         if mv[1..].contains('-') {
             amount = -amount;
         }
-        let before = *grid;
+        let before = grid.to_vec();
         match &mv[..1] {
             "R" => {
-                for c in 0..5 {
-                    grid[line][(c + amount).rem_euclid(5) as usize] = before[line][c as usize];
+                for c in 0..cols {
+                    grid[line][(c + amount).rem_euclid(cols) as usize] = before[line][c as usize];
                 }
             }
             "C" => {
-                for r in 0..2 {
-                    grid[(r + amount).rem_euclid(2) as usize][line] = before[r as usize][line];
+                for r in 0..rows {
+                    grid[(r + amount).rem_euclid(rows) as usize][line] = before[r as usize][line];
                 }
             }
             other => panic!("unknown move {}", other),
@@ -265,11 +332,11 @@ fn assert_antipode_words_solve(out: &Path) {
     assert_eq!(entries.len(), antipodes.len(), "{}", text);
     for (entry, a) in entries.iter().zip(antipodes) {
         let lines: Vec<&str> = entry.lines().collect();
-        let mut grid = [[0u32; 5]; 2];
-        for (r, line) in lines[1..3].iter().enumerate() {
-            let cells: Vec<u32> = line.split_whitespace().map(|c| c.parse().unwrap()).collect();
-            grid[r] = cells.try_into().unwrap_or_else(|c| panic!("row {:?}", c));
-        }
+        let mut grid: Vec<Vec<u32>> = lines[1..3]
+            .iter()
+            .map(|line| line.split_whitespace().map(|c| c.parse().unwrap()).collect())
+            .collect();
+        assert!(grid.iter().all(|row| row.len() == 5), "{:?}", grid);
         let mut labels: Vec<u32> = grid.concat();
         let flat: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
         assert_eq!(a["state"], serde_json::json!(flat));

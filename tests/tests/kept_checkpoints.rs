@@ -2,8 +2,17 @@
 //! checkpoint, a temporary one included, is kept and the command that
 //! continues it printed; running that command finishes the job. The table
 //! is Loopover 2×5 MTM from tests/data/loopover-mtm.csv. A resumed job keeps
-//! the memory budget it was started with.
+//! the memory budget it was started with. A disk too small for the planned
+//! checkpoint is refused before anything is made, unless the user says to
+//! go on (free space faked with CAYLEY_FAULT_FREE_BYTES). A depth-limited
+//! run keeps within
+//! the disk its pre-flight planned (counts at depth k are at most 17^k,
+//! the words of length k over Loopover 3×4's 17 generators).
 
+use cayley_shared::files::checkpoint::KeepLevels;
+use cayley_shared::puzzle::{parse_puzzle, Metric};
+use cayley_shared::search::job::Job;
+use cayley_shared::search::resources::requirements;
 use cayley_tests::symmetry::published_loopover_mtm;
 use cayley_tests::{cayley, cayley_env, json_u64s, read_json, stderr_text, test_dir};
 use std::path::{Path, PathBuf};
@@ -143,6 +152,97 @@ fn resume_reuses_the_memory_budget_the_run_was_started_with() {
         err
     );
     assert!(err.contains("memory budget 256.0 MiB per worker"), "{}", err);
+    let json = read_json(&out.join("result.json")).expect("result.json");
+    assert_eq!(json_u64s(&json["depths"]), published_loopover_mtm("2x5"));
+}
+
+/// Bytes of every file under `dir`.
+fn bytes_under(dir: &Path) -> u128 {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).expect("read directory") {
+        let entry = entry.expect("entry");
+        let meta = entry.metadata().expect("metadata");
+        total += if meta.is_dir() {
+            bytes_under(&entry.path())
+        } else {
+            meta.len() as u128
+        };
+    }
+    total
+}
+
+#[test]
+fn a_depth_limited_checkpoint_stays_within_the_disk_planned_for_it() {
+    let root = test_dir();
+    let ck = root.path().join("ck");
+    let o = cayley(&[
+        "run",
+        "loopover:3x4",
+        "--max-depth",
+        "4",
+        "--keep-levels",
+        "all",
+        "--checkpoint-dir",
+        s(&ck),
+        "--out",
+        s(&root.path().join("out")),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr_text(&o));
+    let job = Job::new(parse_puzzle("loopover:3x4", Metric::Mtm).unwrap(), None).unwrap();
+    let req = requirements(&job);
+    let planned = req.disk_bytes_to(KeepLevels::All, Some(4));
+    let used = bytes_under(&ck);
+    assert!(
+        used <= planned,
+        "the checkpoint takes {} bytes, {} were planned",
+        used,
+        planned
+    );
+    // The limit is what made the plan small: the whole table plans more.
+    assert!(planned < req.disk_bytes(KeepLevels::All) / 4, "{} planned", planned);
+}
+
+#[test]
+fn a_disk_too_small_is_refused_with_the_numbers_unless_told_to_go_on() {
+    let root = test_dir();
+    let ck = root.path().join("ck");
+    let out = root.path().join("out");
+    let args = [
+        "run",
+        "loopover:2x5",
+        "--checkpoint-dir",
+        s(&ck),
+        "--out",
+        s(&out),
+        "-q",
+    ];
+    let tiny = [("CAYLEY_FAULT_FREE_BYTES", "1000")];
+    let refused = cayley_env(&args, &tiny);
+    let err = stderr_text(&refused);
+    assert!(!refused.status.success(), "{}", err);
+    assert_eq!(err.trim().lines().count(), 1, "{}", err);
+    for part in [
+        "error: 'loopover:2x5' is too large for this disk",
+        "has 1000 B free",
+        "--ignore-disk-check",
+    ] {
+        assert!(err.contains(part), "{:?} not in {}", part, err);
+    }
+    assert!(!ck.exists() && !out.exists(), "a refused run left files");
+    let info = cayley_env(&["info", "loopover:2x5", "--checkpoint-dir", s(root.path())], &tiny);
+    assert!(String::from_utf8_lossy(&info.stdout).contains("does NOT fit"));
+    // Told to go on, it warns once and computes the table.
+    let mut going_on = args.to_vec();
+    going_on.push("--ignore-disk-check");
+    let o = cayley_env(&going_on, &tiny);
+    let err = stderr_text(&o);
+    assert!(o.status.success(), "{}", err);
+    assert!(
+        err.starts_with("warning: 'loopover:2x5' is too large for this disk"),
+        "{}",
+        err
+    );
     let json = read_json(&out.join("result.json")).expect("result.json");
     assert_eq!(json_u64s(&json["depths"]), published_loopover_mtm("2x5"));
 }

@@ -5,7 +5,7 @@ use crate::manifest::Manifest;
 use crate::result::RunResult;
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::ChunkReader;
-use cayley_shared::search::antipodes::{find_antipodes, first_states, Antipode, LevelSource, ShardWords};
+use cayley_shared::search::antipodes::{find_antipodes, first_states, walk_fits, Antipode, LevelSource, ShardWords};
 use cayley_shared::search::job::Job;
 use std::collections::HashMap;
 
@@ -73,13 +73,18 @@ pub fn outcome_to_result(
         frame: Vec::new(),
     };
     let depth = manifest.levels.len() as u32 - 1;
-    let keep = manifest.keep_levels;
-    // The last two levels are always on disk.
-    let kept = |level: u32| keep.keeps(level) || level + 1 >= depth;
-    let antipodes = if keep.keeps_words() {
+    let raw_level = job.space.level_bytes();
+    // The last two levels are always on disk; a level the retention keeps
+    // may still be missing (deleted by hand, or by an older build).
+    let kept = |level: u32| {
+        level + 1 >= depth
+            || level == 0
+            || (manifest.keeps_level(level, raw_level) && checkpoint.level_dir(level).is_dir())
+    };
+    let antipodes = if walk_fits(depth, &kept) {
         find_antipodes(job, &mut source, depth, limit, &kept)?
     } else {
-        // Earlier levels are gone: states without words.
+        // Too few earlier levels are left: states without words.
         first_states(job, &mut source, depth, limit)?
             .into_iter()
             .map(|state| Antipode {

@@ -3,6 +3,7 @@
 //! to a state of depth `d − 1`; with only every K-th level kept, some K moves
 //! lead to depth `d − K`).
 
+use crate::files::checkpoint::MAX_KEEP_STRIDE;
 use crate::kernel::bits::{first_set_bits, Plane};
 use crate::search::job::Job;
 use anyhow::Context;
@@ -102,6 +103,22 @@ pub fn find_antipodes(
     Ok(walkers)
 }
 
+/// Whether the walk from `depth` to solved through the `kept` levels (level
+/// 0 always is) jumps at most [`MAX_KEEP_STRIDE`] moves at a time: a jump
+/// of `s` moves tries up to `moves^s` words per state, so longer ones are
+/// not attempted and the antipodes come without words.
+pub fn walk_fits(depth: u32, kept: &dyn Fn(u32) -> bool) -> bool {
+    let mut d = depth;
+    while d > 0 {
+        let target = (0..d).rev().find(|&l| l == 0 || kept(l)).unwrap_or(0);
+        if d - target > MAX_KEEP_STRIDE {
+            return false;
+        }
+        d = target;
+    }
+    true
+}
+
 /// Membership in one level, through at most [`WALK_SHARDS`] loaded shards.
 struct LevelBits<'a> {
     job: &'a Job,
@@ -168,4 +185,22 @@ pub fn first_states(job: &Job, source: &mut dyn LevelSource, depth: u32, limit: 
         }
     }
     Ok(states)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_walk_fits_when_no_jump_is_longer_than_the_stride() {
+        assert!(walk_fits(14, &|_| true));
+        assert!(walk_fits(0, &|_| false));
+        assert!(walk_fits(MAX_KEEP_STRIDE, &|_| false));
+        assert!(!walk_fits(MAX_KEEP_STRIDE + 1, &|_| false));
+        // The 4×4 under last2: 14 and 13 live, 1..=9 early; 13 → 9 is 4.
+        assert!(walk_fits(14, &|l| l <= 9 || l >= 13));
+        assert!(!walk_fits(14, &|l| l <= 8 || l >= 13));
+        // Every third level: jumps of 3.
+        assert!(walk_fits(20, &|l| l % 3 == 0 || l >= 19));
+    }
 }

@@ -13,7 +13,7 @@
 //! and keeping every level costs a few raw levels in all (measured: 3.2 raw
 //! levels for Loopover 2×6; see BENCHMARKS.md).
 
-use crate::files::checkpoint::KeepLevels;
+use crate::files::checkpoint::{KeepLevels, EARLY_LEVELS_SHARE};
 use crate::kernel::context::held_transition_bytes;
 use crate::kernel::lowtable::table_bytes;
 use crate::search::job::Job;
@@ -30,6 +30,16 @@ pub const KEEP_ALL_LEVELS_FACTOR: u128 = 4;
 /// Raw levels the three live levels can need at most.
 pub const LIVE_LEVELS: u128 = 3;
 
+/// Checkpoint bytes a sparse level can take per state it holds: a state is
+/// one set bit, and zstd spends a literal and a match on an isolated bit.
+/// Twice the 3.5–3.8 bytes measured on the sparse levels 6–7 of the 4×4
+/// Loopover (BENCHMARKS.md).
+pub const SPARSE_BYTES_PER_STATE: u128 = 8;
+
+/// Checkpoint bytes of an empty shard (its index entry and an empty frame):
+/// twice the 32 bytes measured on level 1 of the 4×4 Loopover.
+pub const EMPTY_SHARD_BYTES: u128 = 64;
+
 /// Memory and disk a job needs.
 #[derive(Clone, Debug, Serialize)]
 pub struct Requirements {
@@ -45,10 +55,13 @@ pub struct Requirements {
     pub table_bytes: u64,
     /// Smallest memory budget a worker can run with.
     pub min_worker_bytes: u64,
-    /// Checkpoint disk with `--keep-levels last2` (the three live levels).
+    /// Checkpoint disk with `--keep-levels last2` (the three live levels and
+    /// the early levels kept for words).
     pub disk_last2_bytes: u128,
     /// Checkpoint disk with `--keep-levels all` (an estimate).
     pub disk_all_bytes: u128,
+    /// Generators: a level at depth k holds at most this to the k states.
+    pub generators: u64,
 }
 
 /// Shard-sized buffers a worker holds outside its shard cache: the output
@@ -78,8 +91,10 @@ pub fn requirements(job: &Job) -> Requirements {
         chunks: job.chunking.chunks(),
         table_bytes: tables,
         min_worker_bytes: working_shards * shard_bytes + tables,
-        disk_last2_bytes: LIVE_LEVELS * level,
+        // The three live levels and the early ones last2 keeps for words.
+        disk_last2_bytes: LIVE_LEVELS * level + level / EARLY_LEVELS_SHARE,
         disk_all_bytes: KEEP_ALL_LEVELS_FACTOR * level,
+        generators: job.puzzle.moves.len() as u64,
     }
 }
 
@@ -97,6 +112,33 @@ impl Requirements {
                 (self.disk_last2_bytes + self.disk_all_bytes / k.max(1) as u128).min(self.disk_all_bytes)
             }
         }
+    }
+
+    /// Checkpoint disk the chosen retention needs when the search stops at
+    /// `max_depth`: never more than [`Requirements::disk_bytes`], and never
+    /// more than levels 0..=max_depth hold, a level at depth k being at most
+    /// raw and at most the generators^k states words of length k reach. A
+    /// short search of a huge space (`run loopover:4x4 --max-depth 5`)
+    /// needs megabytes, not the terabytes of the whole table.
+    pub fn disk_bytes_to(&self, keep: KeepLevels, max_depth: Option<u32>) -> u128 {
+        let whole = self.disk_bytes(keep);
+        let Some(depth) = max_depth else {
+            return whole;
+        };
+        let overhead = self.shards as u128 * EMPTY_SHARD_BYTES;
+        let (mut total, mut words) = (0u128, 1u128);
+        for _ in 0..=depth {
+            let level = words
+                .saturating_mul(SPARSE_BYTES_PER_STATE)
+                .saturating_add(overhead)
+                .min(self.level_bytes);
+            total = total.saturating_add(level);
+            if total >= whole {
+                break;
+            }
+            words = words.saturating_mul(self.generators as u128);
+        }
+        total.min(whole)
     }
 }
 
@@ -155,24 +197,51 @@ pub fn check_budget(job: &Job, budget: u64) -> anyhow::Result<()> {
 }
 
 /// Refuses, before anything is computed, a checkpoint directory whose
-/// filesystem cannot hold what the retention keeps.
-pub fn check_disk(job: &Job, checkpoint: &Path, keep: KeepLevels) -> anyhow::Result<()> {
-    let req = requirements(job);
-    let Ok(free) = fs4::available_space(checkpoint) else {
+/// filesystem cannot hold what the retention keeps. The need is an upper
+/// bound (levels are planned at their raw size unless the depth limit
+/// bounds them), so with `ignore` a shortfall is only a warning: a disk
+/// that does fill up stops the job cleanly, and `resume` continues it.
+pub fn check_disk(
+    job: &Job,
+    checkpoint: &Path,
+    keep: KeepLevels,
+    max_depth: Option<u32>,
+    ignore: bool,
+) -> anyhow::Result<()> {
+    let Some(problem) = disk_shortfall(job, checkpoint, keep, max_depth) else {
         return Ok(());
     };
-    let need = req.disk_bytes(keep);
+    if !ignore {
+        anyhow::bail!(
+            "{}, or --ignore-disk-check if you know the levels will be smaller",
+            problem
+        );
+    }
+    eprintln!(
+        "warning: {}; going on (--ignore-disk-check): if the disk fills up the job stops cleanly, and `cayley resume` continues it once there is room",
+        problem
+    );
+    Ok(())
+}
+
+/// What the disk lacks for the job, as a sentence, or None when it fits
+/// (or its free space cannot be read).
+fn disk_shortfall(job: &Job, checkpoint: &Path, keep: KeepLevels, max_depth: Option<u32>) -> Option<String> {
+    let req = requirements(job);
+    let free = free_space(checkpoint)?;
+    let need = req.disk_bytes_to(keep, max_depth);
     if (free as u128) < need {
         // Only last2 is suggested: every:K is estimated at about all's size.
-        let hint = if keep != KeepLevels::Last2 && (free as u128) >= req.disk_last2_bytes {
+        let last2 = req.disk_bytes_to(KeepLevels::Last2, max_depth);
+        let hint = if keep != KeepLevels::Last2 && (free as u128) >= last2 {
             format!(
-                "; --keep-levels last2 needs about {} and fits (antipodes then come without words)",
-                human_bytes(req.disk_last2_bytes)
+                "; --keep-levels last2 needs about {} and fits (antipodes then get words only when its kept early levels reach near the deepest)",
+                human_bytes(last2)
             )
         } else {
-            "; use a checkpoint directory on a larger filesystem, or a cluster's shared filesystem".to_string()
+            "; use a checkpoint directory on a larger filesystem or a cluster's shared filesystem".to_string()
         };
-        anyhow::bail!(
+        return Some(format!(
             "'{}' is too large for this disk: {} states, stored as {} bits, take {} per level raw in {} shards, and --keep-levels {} needs about {} of checkpoint disk ({:.1} raw levels), but {} has {} free{}",
             job.puzzle.spec,
             job.reachable_text(),
@@ -185,9 +254,21 @@ pub fn check_disk(job: &Job, checkpoint: &Path, keep: KeepLevels) -> anyhow::Res
             checkpoint.display(),
             human_bytes(free as u128),
             hint
-        );
+        ));
     }
-    Ok(())
+    None
+}
+
+/// Environment variable that makes every filesystem look as if it had
+/// this many bytes free (fault injection for tests of the disk check).
+pub const FAULT_FREE_BYTES_ENV: &str = "CAYLEY_FAULT_FREE_BYTES";
+
+/// Bytes free for an unprivileged writer on the filesystem of `path`.
+pub fn free_space(path: &Path) -> Option<u64> {
+    if let Some(fake) = std::env::var(FAULT_FREE_BYTES_ENV).ok().and_then(|v| v.parse().ok()) {
+        return Some(fake);
+    }
+    fs4::available_space(path).ok()
 }
 
 /// `1.5 GiB`-style sizes.
@@ -241,6 +322,32 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn requirements_of(spec: &str) -> Requirements {
+        let puzzle = crate::puzzle::parse_puzzle(spec, crate::puzzle::Metric::Mtm).expect("puzzle");
+        requirements(&Job::new(puzzle, None).expect("job"))
+    }
+
+    #[test]
+    fn a_depth_limit_bounds_the_disk_by_the_words_of_each_length() {
+        let req = requirements_of("loopover:4x4");
+        assert_eq!(req.generators, 24);
+        for keep in [KeepLevels::All, KeepLevels::Last2, KeepLevels::Every(3)] {
+            assert_eq!(req.disk_bytes_to(keep, None), req.disk_bytes(keep));
+            // Deep enough, the raw levels are the smaller bound.
+            assert_eq!(req.disk_bytes_to(keep, Some(40)), req.disk_bytes(keep));
+        }
+        // Depths 0..=5 hold at most 1 + 24 + … + 24^5 states, each level
+        // one index of empty shards on top.
+        let words: u128 = (0..=5).map(|k| 24u128.pow(k)).sum();
+        let expected = words * SPARSE_BYTES_PER_STATE + 6 * req.shards as u128 * EMPTY_SHARD_BYTES;
+        assert_eq!(req.disk_bytes_to(KeepLevels::All, Some(5)), expected);
+        assert!(expected < 1 << 30, "{}", expected);
+        assert!(req.disk_bytes(KeepLevels::All) > 50 << 30);
+        // Never decreasing with the depth.
+        let bounds: Vec<u128> = (0..20).map(|d| req.disk_bytes_to(KeepLevels::All, Some(d))).collect();
+        assert!(bounds.windows(2).all(|w| w[0] <= w[1]), "{:?}", bounds);
+    }
 
     #[test]
     fn sizes_parse_in_binary_units() {

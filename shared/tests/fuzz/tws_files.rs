@@ -7,7 +7,7 @@
 use crate::edits::{config, inputs};
 use crate::puzzles::{assert_names_the_line, assert_well_formed};
 use cayley_shared::puzzle::perm::Perm;
-use cayley_shared::puzzle::{parse_puzzle_with_file, Metric, Puzzle};
+use cayley_shared::puzzle::{parse_puzzle_with_file, Metric, Puzzle, SpecError};
 use proptest::prelude::*;
 
 const PATH: &str = "fuzz.tws";
@@ -157,6 +157,11 @@ fn check_tws(text: &str, metric: Metric) {
                 assert_eq!(p.symmetries, q.symmetries, "{:?}", text);
             }
         }
+        // A well-formed file too big to build (its sets' pieces ×
+        // orientations exceed the point limit) is refused as such.
+        Err(SpecError::TooManyPoints { points, max, .. }) => {
+            assert!(points > max, "{:?}: refused with {} points of {}", text, points, max)
+        }
         Err(e) => assert_names_the_line(&e, PATH, text),
     }
 }
@@ -167,5 +172,19 @@ proptest! {
     #[test]
     fn tws_files_parse_round_trip_or_name_the_line(text in text(), stm in any::<bool>()) {
         check_tws(&text, if stm { Metric::Stm } else { Metric::Mtm });
+    }
+}
+
+/// The case the fuzzer found (CI, 2026-11-24): 1 + 2·2 + 6·92 = 557 points,
+/// a file without a mistake that is too big to build.
+#[test]
+fn a_file_with_too_many_points_is_refused_with_the_count() {
+    let text = "Set E 1 1\nSet C 2 2\nSet T 6 92\nSolved\nT\n1 2 3 4 5 6\nEnd\nMove A\nC\n1 2\nEnd\n";
+    match parse_puzzle_with_file(&format!("tws:{}", PATH), Metric::Mtm, Some(text)) {
+        Err(SpecError::TooManyPoints { points, .. }) => assert_eq!(points, 1 + 2 * 2 + 6 * 92),
+        other => panic!(
+            "expected a refusal for too many points, got {:?}",
+            other.map(|p| p.slots)
+        ),
     }
 }

@@ -379,7 +379,7 @@ impl JobState {
         let mut retired = None;
         if record.count > 0 {
             self.manifest.levels.push(record);
-            if depth >= 2 && !self.manifest.keep_levels.keeps(depth - 2) {
+            if depth >= 2 && !self.manifest.keeps_level(depth - 2, self.job.space.level_bytes()) {
                 retired = Some(depth - 2);
             }
             let reached_all = self.job.reachable_states.is_some_and(|r| self.manifest.states() >= r);
