@@ -1,14 +1,18 @@
 //! Runs one task `(from_level d, chunk C)` from files: for each target shard
 //! `B` of the chunk, fetches `F_{d-1}(B)`, `F_d(B)` and `F_d` of `B`'s
 //! source shards through the [`ShardCache`], runs the kernel, and appends
-//! `F_{d+1}(B)` to the chunk's output file. Memory is the cache's budget
-//! plus one output shard: never a whole level.
+//! `F_{d+1}(B)` to the chunk's output file, a batch of shards at a time
+//! (see [`shard`]). Memory is the budget (the cache, the batch's inputs
+//! held outside it, the tables) plus a few shard buffers: never a whole
+//! level.
+
+mod shard;
 
 use crate::cache::{CacheStats, ShardCache};
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::{ChunkId, ChunkReader, ChunkWriter, FormatError};
 use cayley_shared::kernel::context::SearchContext;
-use cayley_shared::kernel::task::{ShardInputs, SourceBits, TaskStats};
+use cayley_shared::kernel::task::TaskStats;
 use cayley_shared::search::job::Job;
 use std::collections::HashMap;
 use std::path::Path;
@@ -18,6 +22,14 @@ use std::time::Instant;
 /// Non-empty shards whose targets are worked out at once in
 /// [`TaskRunner::sparse_targets`].
 const TARGET_BATCH: usize = 4096;
+
+/// Most bytes of inputs and outputs held for the shards of a batch beyond
+/// the first (the 4×4 Loopover's batch of 8 holds 7.8 MiB more).
+const BATCH_ROOM: u64 = 64 << 20;
+
+/// Shards per thread in a batch: several, so that threads that finish a
+/// sparse shard early find another.
+const BATCH_PER_THREAD: usize = 4;
 
 /// Chunk files kept open (their header and index verified) at most.
 const OPEN_FILES: usize = 256;
@@ -79,9 +91,12 @@ pub struct TaskRunner {
     /// Compressed frames are read through this one buffer (see
     /// [`ChunkReader::read_shard_via`]).
     frame: Vec<u8>,
-    /// The shard being computed, kept across tasks so that its pages are
-    /// faulted in once, not once per task.
-    output: Vec<u64>,
+    /// Shards computed together (see [`shard`]): 1 where the room for
+    /// more would take a noticeable part of the budget.
+    batch: usize,
+    /// The batch's output shards, kept across tasks so that their pages
+    /// are faulted in once, not once per task.
+    outputs: Vec<Vec<u64>>,
     /// Level the last task read (older levels are dropped from the cache).
     level: Option<u32>,
     /// While the level read is sparse: one bit per shard that can gain
@@ -102,11 +117,18 @@ impl TaskRunner {
         let fingerprint = job.fingerprint();
         let words = job.space.shard_words();
         let shard_bytes = job.space.shard_bytes();
+        // What one shard of a batch holds: its sources (one per move and
+        // itself), `F_{d-1}(B)` or the union, and its output.
+        let batch_item = (job.puzzle.moves.len() as u64 + 4) * shard_bytes;
         let ctx = pool.install(|| SearchContext::new(job));
         // The tables and the buffers outside the cache come out of the same
         // budget as the cached shards.
         let outside = cayley_shared::search::resources::SHARD_BUFFERS_OUTSIDE_CACHE * shard_bytes;
         let cache_budget = memory_budget.saturating_sub(ctx.table_bytes() + outside);
+        // The batch's shards beyond the first are held outside the cache.
+        let room = BATCH_ROOM.min(cache_budget / 4);
+        let batch = (room / batch_item).clamp(1, (BATCH_PER_THREAD * threads.max(1)) as u64);
+        let cache_budget = cache_budget - (batch - 1) * batch_item;
         Ok(TaskRunner {
             ctx,
             checkpoint: CheckpointDir::existing(checkpoint),
@@ -115,7 +137,8 @@ impl TaskRunner {
             files: HashMap::new(),
             zeros: Arc::new(vec![0u64; words]),
             frame: Vec::new(),
-            output: Vec::new(),
+            batch: batch as usize,
+            outputs: Vec::new(),
             level: None,
             targets: None,
             pool,
@@ -282,12 +305,6 @@ impl TaskRunner {
         Ok(Some(bits))
     }
 
-    /// An empty output shard; progress still counts its units as done.
-    fn write_empty(&self, out: &mut [u64], on_unit: &(dyn Fn(u64) + Sync)) {
-        out.fill(0);
-        (0..self.units_per_shard()).for_each(|_| on_unit(0));
-    }
-
     /// True when `shard` cannot gain states at the running level's next.
     fn known_unreachable(&self, shard: u64) -> bool {
         self.targets
@@ -331,36 +348,48 @@ impl TaskRunner {
             .map_err(|e| TaskError::Unreadable(format!("cannot create {}: {}", level_dir.display(), e)))?;
         let path = self.checkpoint.chunk_path(out_level, chunk);
         let mut writer = ChunkWriter::create(&path, self.id(out_level, chunk)).map_err(output_error)?;
-        // Taken while the task runs (a failed task leaves a fresh one to the
+        // Taken while the task runs (a failed task leaves fresh ones to the
         // next).
-        let mut out = std::mem::take(&mut self.output);
-        out.resize(self.zeros.len(), 0);
+        let mut outputs = std::mem::take(&mut self.outputs);
+        outputs.resize_with(self.batch, Vec::new);
+        outputs.iter_mut().for_each(|out| out.resize(self.zeros.len(), 0));
         let mut io = TaskIo::default();
         let mut stats = TaskStats::default();
         let (mut states, mut classes) = (0u64, 0u64);
-        for shard in self.ctx.job.chunking.shards_of(chunk) {
-            let found = self.compute_shard(from_level, shard, &mut out, on_unit, &mut io)?;
-            stats = stats.plus(found);
-            if found.found > 0 {
-                let space = &self.ctx.job.space;
-                states += found.found * space.weight(shard);
-                classes += space.classes_in(shard, &out);
+        let shards: Vec<u64> = self.ctx.job.chunking.shards_of(chunk).collect();
+        for group in shards.chunks(self.batch) {
+            let mut batch = Vec::with_capacity(group.len());
+            for &shard in group {
+                batch.push(self.gather(from_level, shard)?);
             }
-            let written = Instant::now();
-            // A shard's frames compress in parallel, on this worker's pool.
-            writer.push(&out).map_err(output_error)?;
-            io.write_seconds += written.elapsed().as_secs_f64();
-            if found.found > 0 && self.cache.has_room() {
-                // The next level reads it again; keep it if there is room.
-                let mut kept = self.cache.buffer();
-                kept.copy_from_slice(&out);
-                self.cache.offer((out_level, shard), Arc::new(kept));
+            let computing = Instant::now();
+            let found = shard::expand_batch(&self.ctx, &self.zeros, &batch, &mut outputs, on_unit);
+            io.compute_seconds += computing.elapsed().as_secs_f64();
+            for ((gathered, out), found) in batch.into_iter().zip(&outputs).zip(found) {
+                let shard = gathered.shard;
+                self.settle(from_level, gathered);
+                stats = stats.plus(found);
+                if found.found > 0 {
+                    let space = &self.ctx.job.space;
+                    states += found.found * space.weight(shard);
+                    classes += space.classes_in(shard, out);
+                }
+                let written = Instant::now();
+                // A shard's frames compress in parallel, on this worker's pool.
+                writer.push(out).map_err(output_error)?;
+                io.write_seconds += written.elapsed().as_secs_f64();
+                if found.found > 0 && self.cache.has_room() {
+                    // The next level reads it again; keep it if there is room.
+                    let mut kept = self.cache.buffer();
+                    kept.copy_from_slice(out);
+                    self.cache.offer((out_level, shard), Arc::new(kept));
+                }
             }
         }
         let written = Instant::now();
         let (header, file_bytes) = writer.finish().map_err(output_error)?;
         io.write_seconds += written.elapsed().as_secs_f64();
-        self.output = out;
+        self.outputs = outputs;
         io.cache = self.cache.stats;
         Ok(TaskResult {
             stored: header.popcount,
@@ -372,85 +401,6 @@ impl TaskRunner {
             seconds: started.elapsed().as_secs_f64(),
             io,
         })
-    }
-
-    /// `F_{from_level+1}(shard)` into `out`.
-    fn compute_shard(
-        &mut self,
-        from_level: u32,
-        shard: u64,
-        out: &mut [u64],
-        on_unit: &(dyn Fn(u64) + Sync),
-        io: &mut TaskIo,
-    ) -> Result<TaskStats, TaskError> {
-        if self.known_unreachable(shard) {
-            self.write_empty(out, on_unit);
-            if from_level > 0 {
-                self.cache.remove((from_level - 1, shard));
-            }
-            // F_d(B) is empty: the union of earlier levels carries over as is.
-            self.cache.carry_seen(from_level, shard);
-            return Ok(TaskStats::default());
-        }
-        // "Seen" is every earlier level when this worker holds their union
-        // (or must read it: a directed graph reaches states again at any
-        // later depth); otherwise the level before, which suffices for an
-        // undirected graph. Every earlier level makes bottom-up probe only
-        // the states still unreached, not those found two or more levels
-        // ago, which never hit: on the cube's corners, 41% fewer
-        // evaluations over the whole search.
-        let seen = match self.cache.take_seen(from_level, shard) {
-            Some(seen) => Some(seen),
-            None if from_level == 0 => Some(self.cache.zeroed()),
-            None if self.ctx.job.directed => Some(self.union_of_levels(from_level, shard)?),
-            None => None,
-        };
-        let before = match seen {
-            Some(_) => None,
-            None => Some(self.shard(from_level - 1, shard)?),
-        };
-        let previous: &[u64] = match (&seen, &before) {
-            (Some(seen), _) => seen,
-            (None, Some(before)) => before,
-            (None, None) => unreachable!("one of the two was just made"),
-        };
-        let current = self.shard(from_level, shard)?;
-        let mut sources = Vec::new();
-        for s in self.ctx.source_shards(shard) {
-            sources.push((s, self.shard(from_level, s)?));
-        }
-        let computing = Instant::now();
-        // Sources the chunk index shows empty are all one shared buffer. When
-        // every source is, nothing can be reached: skip the kernel and its
-        // per-shard transitions. Early and late levels of a big space are
-        // mostly such shards (2×7 Loopover, 2,184 shards: level 1 took
-        // 261 s before, see BENCHMARKS.md).
-        let stats = if sources.iter().all(|(_, w)| Arc::ptr_eq(w, &self.zeros)) {
-            self.write_empty(out, on_unit);
-            TaskStats::default()
-        } else {
-            let inputs = ShardInputs {
-                sources: SourceBits::new(sources.iter().map(|(s, w)| (*s, &w[..])).collect()),
-                previous,
-                current: &current,
-            };
-            self.ctx.expand(shard, &inputs, out, on_unit)
-        };
-        io.compute_seconds += computing.elapsed().as_secs_f64();
-        // The task's handles go first, so that the cache can recycle the
-        // buffer of `F_{d-1}(B)` below instead of unmapping it while this
-        // task still held it (the next buffer would then fault in afresh).
-        drop(before);
-        if from_level > 0 {
-            // F_{d-1}(B) is read by this task alone.
-            self.cache.remove((from_level - 1, shard));
-        }
-        if let Some(mut seen) = seen {
-            // The next level's "seen": F_0(B) ∪ … ∪ F_d(B), kept only in free room.
-            seen.iter_mut().zip(current.iter()).for_each(|(s, c)| *s |= c);
-            self.cache.offer_seen(from_level + 1, shard, seen);
-        }
-        Ok(stats)
     }
 }
 

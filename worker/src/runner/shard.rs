@@ -1,0 +1,156 @@
+//! One target shard `B` of a task, in three steps: [`TaskRunner::gather`]
+//! fetches what its kernel reads through the cache, [`expand_batch`] runs
+//! the kernels of a batch of gathered shards side by side on the worker's
+//! pool, and [`TaskRunner::settle`] tells the cache what stays.
+//!
+//! Why batches: on sparse levels a shard's kernel is a few thousand marks
+//! on one thread (splitting them costs more than they do), so one shard at
+//! a time left every other core idle. On the 4×4 Loopover, depths 7–10 ran
+//! at 1.0–1.2 cores of 2 for 1,800 s. Gathering stays sequential: the
+//! cache belongs to the worker.
+
+use super::{TaskError, TaskRunner};
+use cayley_shared::kernel::context::SearchContext;
+use cayley_shared::kernel::task::{ShardInputs, SourceBits, TaskStats};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// A target shard with what its kernel reads, held until it is settled.
+pub(super) struct Gathered {
+    pub shard: u64,
+    /// `None` when `B` is known to gain no state: it is written empty.
+    held: Option<Held>,
+}
+
+struct Held {
+    /// `F_0(B) ∪ … ∪ F_{d-1}(B)` when at hand; the next level's union is
+    /// made from it.
+    seen: Option<Vec<u64>>,
+    /// `F_{d-1}(B)` when no union is at hand.
+    before: Option<Arc<Vec<u64>>>,
+    current: Arc<Vec<u64>>,
+    sources: Vec<(u64, Arc<Vec<u64>>)>,
+}
+
+impl TaskRunner {
+    /// The inputs of `F_{from_level+1}(shard)`, from the cache or the
+    /// checkpoint.
+    pub(super) fn gather(&mut self, from_level: u32, shard: u64) -> Result<Gathered, TaskError> {
+        if self.known_unreachable(shard) {
+            if from_level > 0 {
+                self.cache.remove((from_level - 1, shard));
+            }
+            // F_d(B) is empty: the union of earlier levels carries over as is.
+            self.cache.carry_seen(from_level, shard);
+            return Ok(Gathered { shard, held: None });
+        }
+        // "Seen" is every earlier level when this worker holds their union
+        // (or must read it: a directed graph reaches states again at any
+        // later depth); otherwise the level before, which suffices for an
+        // undirected graph. Every earlier level makes bottom-up probe only
+        // the states still unreached, not those found two or more levels
+        // ago, which never hit: on the cube's corners, 41% fewer
+        // evaluations over the whole search.
+        let seen = match self.cache.take_seen(from_level, shard) {
+            Some(seen) => Some(seen),
+            None if from_level == 0 => Some(self.cache.zeroed()),
+            None if self.ctx.job.directed => Some(self.union_of_levels(from_level, shard)?),
+            None => None,
+        };
+        let before = match seen {
+            Some(_) => None,
+            None => Some(self.shard(from_level - 1, shard)?),
+        };
+        let current = self.shard(from_level, shard)?;
+        let mut sources = Vec::new();
+        for s in self.ctx.source_shards(shard) {
+            sources.push((s, self.shard(from_level, s)?));
+        }
+        let held = Held {
+            seen,
+            before,
+            current,
+            sources,
+        };
+        Ok(Gathered {
+            shard,
+            held: Some(held),
+        })
+    }
+
+    /// Lets go of a computed shard's inputs: `F_{d-1}(B)` leaves the cache
+    /// (no other task reads it) and the next level's union goes in if
+    /// there is room.
+    pub(super) fn settle(&mut self, from_level: u32, gathered: Gathered) {
+        let Some(held) = gathered.held else {
+            return;
+        };
+        let Held {
+            seen,
+            before,
+            current,
+            sources,
+        } = held;
+        // The handles go first, so that the cache can recycle the buffer of
+        // `F_{d-1}(B)` instead of unmapping it while this shard still held
+        // it (the next buffer would then fault in afresh).
+        drop((before, sources));
+        if from_level > 0 {
+            self.cache.remove((from_level - 1, gathered.shard));
+        }
+        if let Some(mut seen) = seen {
+            seen.iter_mut().zip(current.iter()).for_each(|(s, c)| *s |= c);
+            self.cache.offer_seen(from_level + 1, gathered.shard, seen);
+        }
+    }
+}
+
+/// Runs the kernel of each gathered shard into the output of the same
+/// index, all at once on the current pool; one shard runs here directly.
+pub(super) fn expand_batch(
+    ctx: &SearchContext,
+    zeros: &Arc<Vec<u64>>,
+    batch: &[Gathered],
+    outputs: &mut [Vec<u64>],
+    on_unit: &(dyn Fn(u64) + Sync),
+) -> Vec<TaskStats> {
+    let one = |(gathered, out): (&Gathered, &mut Vec<u64>)| expand_one(ctx, zeros, gathered, out, on_unit);
+    if batch.len() == 1 {
+        return vec![one((&batch[0], &mut outputs[0]))];
+    }
+    batch.par_iter().zip(outputs.par_iter_mut()).map(one).collect()
+}
+
+fn expand_one(
+    ctx: &SearchContext,
+    zeros: &Arc<Vec<u64>>,
+    gathered: &Gathered,
+    out: &mut [u64],
+    on_unit: &(dyn Fn(u64) + Sync),
+) -> TaskStats {
+    // Sources the chunk index shows empty are all one shared buffer. When
+    // every source is, nothing can be reached: skip the kernel and its
+    // per-shard transitions. Early and late levels of a big space are
+    // mostly such shards (2×7 Loopover, 2,184 shards: level 1 took 261 s
+    // before, see BENCHMARKS.md).
+    let held = gathered
+        .held
+        .as_ref()
+        .filter(|h| !h.sources.iter().all(|(_, w)| Arc::ptr_eq(w, zeros)));
+    let Some(held) = held else {
+        out.fill(0);
+        (0..ctx.job.space.units_per_shard()).for_each(|_| on_unit(0));
+        return TaskStats::default();
+    };
+    let previous: &[u64] = match (&held.seen, &held.before) {
+        (Some(seen), _) => seen,
+        (None, Some(before)) => before,
+        (None, None) => unreachable!("gather holds one of the two"),
+    };
+    let inputs = ShardInputs {
+        sources: SourceBits::new(held.sources.iter().map(|(s, w)| (*s, &w[..])).collect()),
+        previous,
+        current: &held.current,
+    };
+    ctx.expand(gathered.shard, &inputs, out, on_unit)
+}
