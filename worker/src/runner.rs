@@ -305,13 +305,6 @@ impl TaskRunner {
         Ok(Some(bits))
     }
 
-    /// True when `shard` cannot gain states at the running level's next.
-    fn known_unreachable(&self, shard: u64) -> bool {
-        self.targets
-            .as_ref()
-            .is_some_and(|bits| bits[(shard / 64) as usize] >> (shard % 64) & 1 == 0)
-    }
-
     /// Computes `F_{from_level+1}` of every shard of `chunk` and writes its
     /// chunk file. `on_unit` gets the states each unit of progress found.
     pub fn compute_chunk(
@@ -359,8 +352,8 @@ impl TaskRunner {
         let shards: Vec<u64> = self.ctx.job.chunking.shards_of(chunk).collect();
         for group in shards.chunks(self.batch) {
             let mut batch = Vec::with_capacity(group.len());
-            for &shard in group {
-                batch.push(self.gather(from_level, shard)?);
+            for (&shard, sources) in group.iter().zip(self.sources_of(group)) {
+                batch.push(self.gather(from_level, shard, sources)?);
             }
             let computing = Instant::now();
             let found = shard::expand_batch(&self.ctx, &self.zeros, &batch, &mut outputs, on_unit);

@@ -13,6 +13,7 @@ use super::{TaskError, TaskRunner};
 use cayley_shared::kernel::context::SearchContext;
 use cayley_shared::kernel::task::{ShardInputs, SourceBits, TaskStats};
 use rayon::prelude::*;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// A target shard with what its kernel reads, held until it is settled.
@@ -35,15 +36,22 @@ struct Held {
 impl TaskRunner {
     /// The inputs of `F_{from_level+1}(shard)`, from the cache or the
     /// checkpoint.
-    pub(super) fn gather(&mut self, from_level: u32, shard: u64) -> Result<Gathered, TaskError> {
-        if self.known_unreachable(shard) {
+    /// `sources` are the shard's source shards ([`Self::sources_of`]),
+    /// `None` when it is known to gain nothing.
+    pub(super) fn gather(
+        &mut self,
+        from_level: u32,
+        shard: u64,
+        sources: Option<BTreeSet<u64>>,
+    ) -> Result<Gathered, TaskError> {
+        let Some(source_shards) = sources else {
             if from_level > 0 {
                 self.cache.remove((from_level - 1, shard));
             }
             // F_d(B) is empty: the union of earlier levels carries over as is.
             self.cache.carry_seen(from_level, shard);
             return Ok(Gathered { shard, held: None });
-        }
+        };
         // "Seen" is every earlier level when this worker holds their union
         // (or must read it: a directed graph reaches states again at any
         // later depth); otherwise the level before, which suffices for an
@@ -63,7 +71,7 @@ impl TaskRunner {
         };
         let current = self.shard(from_level, shard)?;
         let mut sources = Vec::new();
-        for s in self.ctx.source_shards(shard) {
+        for s in source_shards {
             sources.push((s, self.shard(from_level, s)?));
         }
         let held = Held {
@@ -76,6 +84,19 @@ impl TaskRunner {
             shard,
             held: Some(held),
         })
+    }
+
+    /// The source shards of each shard of `group`, `None` for those known
+    /// to gain nothing. Worked out in parallel: on a sparse level of a
+    /// reduced space this (24 canonical keys per shard on the 4×4) costs
+    /// more than the kernel.
+    pub(super) fn sources_of(&self, group: &[u64]) -> Vec<Option<BTreeSet<u64>>> {
+        let (ctx, targets) = (&self.ctx, &self.targets);
+        let one = |&shard: &u64| (!unreachable(targets, shard)).then(|| ctx.source_shards(shard));
+        if group.iter().filter(|&&shard| !unreachable(targets, shard)).count() < 2 {
+            return group.iter().map(one).collect();
+        }
+        group.par_iter().map(one).collect()
     }
 
     /// Lets go of a computed shard's inputs: `F_{d-1}(B)` leaves the cache
@@ -115,10 +136,32 @@ pub(super) fn expand_batch(
     on_unit: &(dyn Fn(u64) + Sync),
 ) -> Vec<TaskStats> {
     let one = |(gathered, out): (&Gathered, &mut Vec<u64>)| expand_one(ctx, zeros, gathered, out, on_unit);
-    if batch.len() == 1 {
-        return vec![one((&batch[0], &mut outputs[0]))];
+    // Waking the pool for shards written empty costs more than writing
+    // them (4×4 depths 1–5: 12 s a level instead of 5 s).
+    if batch.iter().filter(|g| kernel_inputs(g, zeros).is_some()).count() < 2 {
+        return batch.iter().zip(outputs.iter_mut()).map(one).collect();
     }
     batch.par_iter().zip(outputs.par_iter_mut()).map(one).collect()
+}
+
+/// What the kernel reads for `gathered`; `None` when it is written empty.
+fn kernel_inputs<'a>(gathered: &'a Gathered, zeros: &Arc<Vec<u64>>) -> Option<&'a Held> {
+    // Sources the chunk index shows empty are all one shared buffer. When
+    // every source is, nothing can be reached: skip the kernel and its
+    // per-shard transitions. Early and late levels of a big space are
+    // mostly such shards (2×7 Loopover, 2,184 shards: level 1 took 261 s
+    // before, see BENCHMARKS.md).
+    gathered
+        .held
+        .as_ref()
+        .filter(|h| !h.sources.iter().all(|(_, w)| Arc::ptr_eq(w, zeros)))
+}
+
+/// True when the running level's sparse map says `shard` gains no state.
+fn unreachable(targets: &Option<Vec<u64>>, shard: u64) -> bool {
+    targets
+        .as_ref()
+        .is_some_and(|bits| bits[(shard / 64) as usize] >> (shard % 64) & 1 == 0)
 }
 
 fn expand_one(
@@ -128,16 +171,7 @@ fn expand_one(
     out: &mut [u64],
     on_unit: &(dyn Fn(u64) + Sync),
 ) -> TaskStats {
-    // Sources the chunk index shows empty are all one shared buffer. When
-    // every source is, nothing can be reached: skip the kernel and its
-    // per-shard transitions. Early and late levels of a big space are
-    // mostly such shards (2×7 Loopover, 2,184 shards: level 1 took 261 s
-    // before, see BENCHMARKS.md).
-    let held = gathered
-        .held
-        .as_ref()
-        .filter(|h| !h.sources.iter().all(|(_, w)| Arc::ptr_eq(w, zeros)));
-    let Some(held) = held else {
+    let Some(held) = kernel_inputs(gathered, zeros) else {
         out.fill(0);
         (0..ctx.job.space.units_per_shard()).for_each(|_| on_unit(0));
         return TaskStats::default();
