@@ -35,9 +35,8 @@ struct Held {
 
 impl TaskRunner {
     /// The inputs of `F_{from_level+1}(shard)`, from the cache or the
-    /// checkpoint.
-    /// `sources` are the shard's source shards ([`Self::sources_of`]),
-    /// `None` when it is known to gain nothing.
+    /// checkpoint; `sources` are its source shards from
+    /// [`Self::sources_of`], `None` when it is known to gain nothing.
     pub(super) fn gather(
         &mut self,
         from_level: u32,
@@ -92,8 +91,8 @@ impl TaskRunner {
     /// more than the kernel.
     pub(super) fn sources_of(&self, group: &[u64]) -> Vec<Option<BTreeSet<u64>>> {
         let (ctx, targets) = (&self.ctx, &self.targets);
-        let one = |&shard: &u64| (!unreachable(targets, shard)).then(|| ctx.source_shards(shard));
-        if group.iter().filter(|&&shard| !unreachable(targets, shard)).count() < 2 {
+        let one = |&shard: &u64| (!gains_nothing(targets, shard)).then(|| ctx.source_shards(shard));
+        if group.iter().filter(|&&shard| !gains_nothing(targets, shard)).count() < 2 {
             return group.iter().map(one).collect();
         }
         group.par_iter().map(one).collect()
@@ -158,12 +157,13 @@ fn kernel_inputs<'a>(gathered: &'a Gathered, zeros: &Arc<Vec<u64>>) -> Option<&'
 }
 
 /// True when the running level's sparse map says `shard` gains no state.
-fn unreachable(targets: &Option<Vec<u64>>, shard: u64) -> bool {
+fn gains_nothing(targets: &Option<Vec<u64>>, shard: u64) -> bool {
     targets
         .as_ref()
         .is_some_and(|bits| bits[(shard / 64) as usize] >> (shard % 64) & 1 == 0)
 }
 
+/// `F_{d+1}(B)` of one gathered shard into `out`.
 fn expand_one(
     ctx: &SearchContext,
     zeros: &Arc<Vec<u64>>,
