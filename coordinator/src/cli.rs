@@ -127,7 +127,8 @@ pub struct LocalArgs {
     /// [default: the system temp dir].
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
-    /// How many antipodes (states at maximum depth) to report.
+    /// How many antipodes to report (states at the maximum depth, one per class of
+    /// symmetric states, each with a shortest word).
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub antipodes: usize,
     /// Print only the final table (no progress bars).

@@ -59,6 +59,24 @@ pub struct IoTotals {
     pub load_seconds: f64,
     pub compute_seconds: f64,
     pub write_seconds: f64,
+    /// Worker seconds working out which shards each target reads, and the
+    /// rest of the tasks; with the three above, they add up to
+    /// `task_seconds`.
+    #[serde(default)]
+    pub sources_seconds: f64,
+    #[serde(default)]
+    pub other_seconds: f64,
+    /// Seconds of the tasks themselves, summed (worker-seconds).
+    #[serde(default)]
+    pub task_seconds: f64,
+    /// Shards (or blocks) expanded top-down and bottom-up, and the cheaper
+    /// direction's cost bound summed over the kernels' choices.
+    #[serde(default)]
+    pub top_down_units: u64,
+    #[serde(default)]
+    pub bottom_up_units: u64,
+    #[serde(default)]
+    pub cheaper_bound: u64,
 }
 
 impl IoTotals {
@@ -70,6 +88,12 @@ impl IoTotals {
         self.load_seconds += o.load_seconds;
         self.compute_seconds += o.compute_seconds;
         self.write_seconds += o.write_seconds;
+        self.sources_seconds += o.sources_seconds;
+        self.other_seconds += o.other_seconds;
+        self.task_seconds += o.task_seconds;
+        self.top_down_units += o.top_down_units;
+        self.bottom_up_units += o.bottom_up_units;
+        self.cheaper_bound += o.cheaper_bound;
     }
 
     /// Fraction of lookups served from memory.

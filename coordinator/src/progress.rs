@@ -1,6 +1,7 @@
 //! Progress display: one bar per level on a terminal, one line per level
 //! otherwise.
 
+use crate::manifest::IoTotals;
 use crate::server::state::Reporter;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -51,12 +52,23 @@ impl Reporter for LevelBars {
         }
     }
 
-    fn level_finished(&mut self, depth: u32, count: u64, seconds: f64) {
+    fn level_finished(&mut self, depth: u32, count: u64, seconds: f64, io: &IoTotals) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
         if !self.quiet {
-            eprintln!("depth {:>3}: {:>16} states  {:>8.2} s", depth, count, seconds);
+            eprintln!(
+                "depth {:>3}: {:>16} states  {:>8.2} s  (worker s: {:.1} load, {:.1} sources, {:.1} compute, {:.1} write, {:.1} other; hit rate {:.2})",
+                depth,
+                count,
+                seconds,
+                io.load_seconds,
+                io.sources_seconds,
+                io.compute_seconds,
+                io.write_seconds,
+                io.other_seconds,
+                io.hit_rate()
+            );
         }
     }
 

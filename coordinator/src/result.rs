@@ -91,6 +91,29 @@ pub struct LevelIo {
     pub load_seconds: f64,
     pub compute_seconds: f64,
     pub write_seconds: f64,
+    /// Worker seconds working out which shards each target reads, and the
+    /// rest of the tasks.
+    #[serde(default)]
+    pub sources_seconds: f64,
+    #[serde(default)]
+    pub other_seconds: f64,
+    /// Seconds of the level's tasks summed over workers: the five phases
+    /// above add up to it. The level's wall time (`level_seconds`) less
+    /// this, per worker, is time between tasks.
+    #[serde(default)]
+    pub task_seconds: f64,
+    /// Neighbour evaluations of the level, and the cheaper direction's cost
+    /// bound summed over the kernels' choices (top-down: every source
+    /// state; bottom-up: every legal move of every unseen state).
+    #[serde(default)]
+    pub evaluations: u64,
+    #[serde(default)]
+    pub cheaper_bound: u64,
+    /// Shards (or blocks) expanded top-down and bottom-up.
+    #[serde(default)]
+    pub top_down_units: u64,
+    #[serde(default)]
+    pub bottom_up_units: u64,
     /// Bytes of the level's chunk files.
     pub file_bytes: u64,
 }
@@ -158,6 +181,13 @@ impl RunResult {
                     load_seconds: l.io.load_seconds,
                     compute_seconds: l.io.compute_seconds,
                     write_seconds: l.io.write_seconds,
+                    sources_seconds: l.io.sources_seconds,
+                    other_seconds: l.io.other_seconds,
+                    task_seconds: l.io.task_seconds,
+                    evaluations: l.evaluations,
+                    cheaper_bound: l.io.cheaper_bound,
+                    top_down_units: l.io.top_down_units,
+                    bottom_up_units: l.io.bottom_up_units,
                     file_bytes: l.bytes,
                 })
                 .collect(),
@@ -183,14 +213,25 @@ impl RunResult {
     pub fn antipodes_text(&self, puzzle: &Puzzle) -> String {
         let mut out = String::new();
         let last = self.depths.last().copied().unwrap_or(0);
+        let classes = match self.depths_reduced.last() {
+            Some(&c) if self.symmetries > 1 => format!(" in {} classes of symmetric states", c),
+            _ => String::new(),
+        };
+        let listed = if self.symmetries > 1 {
+            "classes, one state each"
+        } else {
+            "states"
+        };
         let _ = writeln!(
             out,
-            "{} ({}): {} state(s) at depth {}; the first {} in rank order, {}.\n",
+            "{} ({}): {} state(s){} at depth {}; the first {} {} in rank order, {}.\n",
             self.puzzle,
             self.metric,
             last,
+            classes,
             self.diameter,
             self.antipodes.len(),
+            listed,
             match (self.diameter > 0 && self.antipodes.iter().all(|a| a.word.is_empty()), self.directed) {
                 (true, _) => "without words (the levels kept are more than 4 moves apart: --keep-levels all or every:K give words)",
                 (false, true) => "each with a shortest word from solved (directed generators)",

@@ -338,6 +338,9 @@ pub fn done_message(r: &TaskResult) -> TaskDone {
         file_bytes: r.file_bytes,
         index_checksum: r.index_checksum,
         seconds: r.seconds,
+        top_down_units: r.kernel.top_down_blocks,
+        bottom_up_units: r.kernel.bottom_up_blocks,
+        cheaper_bound: r.kernel.cheaper_bound,
         io: Some(IoStats {
             bytes_read: r.io.cache.bytes_read,
             lookups: r.io.cache.lookups,
@@ -345,6 +348,8 @@ pub fn done_message(r: &TaskResult) -> TaskDone {
             load_seconds: r.io.cache.load_seconds,
             compute_seconds: r.io.compute_seconds,
             write_seconds: r.io.write_seconds,
+            sources_seconds: r.io.sources_seconds,
+            other_seconds: r.io.other_seconds,
         }),
     }
 }

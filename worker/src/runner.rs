@@ -6,15 +6,17 @@
 //! held outside it, the tables) plus a few shard buffers: never a whole
 //! level.
 
+mod readers;
 mod shard;
 
-use crate::cache::{CacheStats, ShardCache};
+use crate::cache::{Bits, CacheStats, ShardCache};
+use crate::slab::{Slab, Slot};
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::{ChunkId, ChunkReader, ChunkWriter, FormatError};
 use cayley_shared::kernel::context::SearchContext;
 use cayley_shared::kernel::task::TaskStats;
 use cayley_shared::search::job::Job;
-use std::collections::HashMap;
+use readers::Readers;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -30,9 +32,6 @@ const BATCH_ROOM: u64 = 64 << 20;
 /// Shards per thread in a batch: several, so that threads that finish a
 /// sparse shard early find another.
 const BATCH_PER_THREAD: usize = 4;
-
-/// Chunk files kept open (their header and index verified) at most.
-const OPEN_FILES: usize = 256;
 
 /// Why a task failed.
 #[derive(Debug)]
@@ -56,12 +55,18 @@ impl std::fmt::Display for TaskError {
     }
 }
 
-/// How a task got its inputs and spent its time.
+/// How a task got its inputs and spent its time. With the cache's
+/// `load_seconds`, the phases add up to the task's seconds.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TaskIo {
     pub cache: CacheStats,
+    /// Working out which shards each target reads (and, at the first task
+    /// of a sparse level, which shards can gain states).
+    pub sources_seconds: f64,
     pub compute_seconds: f64,
     pub write_seconds: f64,
+    /// The rest: cache hits, seen sets, counting classes, bookkeeping.
+    pub other_seconds: f64,
 }
 
 /// What a finished task reports.
@@ -74,6 +79,8 @@ pub struct TaskResult {
     /// Classes of states under the job's symmetries.
     pub classes: u64,
     pub evaluations: u64,
+    /// The kernel's statistics summed over the task's shards.
+    pub kernel: TaskStats,
     pub file_bytes: u64,
     pub index_checksum: u64,
     pub seconds: f64,
@@ -86,8 +93,9 @@ pub struct TaskRunner {
     checkpoint: CheckpointDir,
     fingerprint: u64,
     cache: ShardCache,
-    files: HashMap<(u32, u64), Arc<ChunkReader>>,
-    zeros: Arc<Vec<u64>>,
+    files: Readers,
+    /// The shared empty shard.
+    zeros: Bits,
     /// Compressed frames are read through this one buffer (see
     /// [`ChunkReader::read_shard_via`]).
     frame: Vec<u8>,
@@ -96,7 +104,7 @@ pub struct TaskRunner {
     batch: usize,
     /// The batch's output shards, kept across tasks so that their pages
     /// are faulted in once, not once per task.
-    outputs: Vec<Vec<u64>>,
+    outputs: Vec<Slot>,
     /// Level the last task read (older levels are dropped from the cache).
     level: Option<u32>,
     /// While the level read is sparse: one bit per shard that can gain
@@ -112,7 +120,6 @@ impl TaskRunner {
     /// Decompressed shards are kept within `memory_budget` bytes.
     pub fn new(job: Job, checkpoint: &Path, memory_budget: u64, threads: usize) -> anyhow::Result<TaskRunner> {
         cayley_shared::search::resources::check_budget(&job, memory_budget)?;
-        crate::return_freed_shards_to_the_kernel();
         let pool = Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).build()?);
         let fingerprint = job.fingerprint();
         let words = job.space.shard_words();
@@ -124,18 +131,22 @@ impl TaskRunner {
         // The tables and the buffers outside the cache come out of the same
         // budget as the cached shards.
         let outside = cayley_shared::search::resources::SHARD_BUFFERS_OUTSIDE_CACHE * shard_bytes;
-        let cache_budget = memory_budget.saturating_sub(ctx.table_bytes() + outside);
+        let shard_memory = memory_budget.saturating_sub(ctx.table_bytes());
+        let cache_budget = shard_memory.saturating_sub(outside);
         // The batch's shards beyond the first are held outside the cache.
         let room = BATCH_ROOM.min(cache_budget / 4);
         let batch = (room / batch_item).clamp(1, (BATCH_PER_THREAD * threads.max(1)) as u64);
         let cache_budget = cache_budget - (batch - 1) * batch_item;
+        // Every shard-sized buffer is a slot: the cache's, the batch's and
+        // its outputs. Compressed frames (part of `outside`) stay on the heap.
+        let slab = Slab::new(words, (shard_memory / shard_bytes) as usize)?;
         Ok(TaskRunner {
             ctx,
             checkpoint: CheckpointDir::existing(checkpoint),
             fingerprint,
-            cache: ShardCache::new(cache_budget, shard_bytes),
-            files: HashMap::new(),
-            zeros: Arc::new(vec![0u64; words]),
+            cache: ShardCache::new(cache_budget, shard_bytes, slab),
+            files: Readers::new(),
+            zeros: Bits::new(Slot::heap(words), 0),
             frame: Vec::new(),
             batch: batch as usize,
             outputs: Vec::new(),
@@ -180,34 +191,31 @@ impl TaskRunner {
 
     /// The verified reader of `(level, chunk)`, opened once.
     fn reader(&mut self, level: u32, chunk: u64) -> Result<Arc<ChunkReader>, TaskError> {
-        if let Some(r) = self.files.get(&(level, chunk)) {
-            return Ok(r.clone());
+        if let Some(r) = self.files.get(level, chunk) {
+            return Ok(r);
         }
         let path = self.checkpoint.chunk_path(level, chunk);
         let reader = ChunkReader::open(&path, &self.id(level, chunk)).map_err(|e| input_error(level, chunk, e))?;
-        if self.files.len() >= OPEN_FILES {
-            self.files.clear();
-        }
-        let reader = Arc::new(reader);
-        self.files.insert((level, chunk), reader.clone());
-        Ok(reader)
+        Ok(self.files.insert(level, chunk, reader))
     }
 
     /// `F_level` of `shard`, from the cache or the checkpoint.
-    fn shard(&mut self, level: u32, shard: u64) -> Result<Arc<Vec<u64>>, TaskError> {
+    fn shard(&mut self, level: u32, shard: u64) -> Result<Bits, TaskError> {
         if level == 0 {
             // Every shard but the solved state's is the shared empty one.
             if shard != self.ctx.job.solved_shard() {
                 return Ok(self.zeros.clone());
             }
-            let mut words = vec![0u64; self.zeros.len()];
+            let mut words = self.cache.zeroed();
             self.ctx.job.level_zero(shard, &mut words);
-            return Ok(Arc::new(words));
+            let count = cayley_shared::kernel::bits::popcount(&words);
+            return Ok(Bits::new(words, count));
         }
         let chunk = self.ctx.job.chunking.chunk_of(shard);
         let reader = self.reader(level, chunk)?;
         let i = (shard - reader.header().id.first_shard) as usize;
-        if reader.entries()[i].popcount == 0 {
+        let count = reader.entries()[i].popcount;
+        if count == 0 {
             // Known empty from the index: nothing to read or keep.
             self.cache.stats.lookups += 1;
             self.cache.stats.hits += 1;
@@ -218,16 +226,16 @@ impl TaskRunner {
             let read = reader
                 .read_shard_via(i, &mut w, frame)
                 .map_err(|e| input_error(level, chunk, e))?;
-            Ok((w, read))
+            Ok((w, count, read))
         })
     }
 
     /// `F_0(shard) ∪ … ∪ F_{below-1}(shard)`, read level by level (a
     /// directed graph's "seen" set; most of these levels are read only here,
     /// so they bypass the cache).
-    fn union_of_levels(&mut self, below: u32, shard: u64) -> Result<Vec<u64>, TaskError> {
-        let mut union = vec![0u64; self.zeros.len()];
-        let mut buffer = vec![0u64; self.zeros.len()];
+    fn union_of_levels(&mut self, below: u32, shard: u64) -> Result<Slot, TaskError> {
+        let mut union = self.cache.zeroed();
+        let mut buffer = self.cache.buffer();
         let chunk = self.ctx.job.chunking.chunk_of(shard);
         self.ctx.job.level_zero(shard, &mut union);
         for level in 1..below {
@@ -237,7 +245,7 @@ impl TaskRunner {
                 .read_shard_via(i, &mut buffer, &mut self.frame)
                 .map_err(|e| input_error(level, chunk, e))?;
             self.cache.stats.bytes_read += read;
-            union.iter_mut().zip(&buffer).for_each(|(u, w)| *u |= w);
+            union.iter_mut().zip(buffer.iter()).for_each(|(u, w)| *u |= w);
         }
         Ok(union)
     }
@@ -246,7 +254,7 @@ impl TaskRunner {
     fn begin_level(&mut self, from_level: u32) -> Result<(), TaskError> {
         if self.level != Some(from_level) {
             self.cache.drop_levels_below(from_level.saturating_sub(1));
-            self.files.retain(|&(level, _), _| level + 1 >= from_level);
+            self.files.retain_levels_from(from_level.saturating_sub(1));
             // Set first: a failure below leaves the level to the slow path.
             self.level = Some(from_level);
             self.targets = None;
@@ -318,9 +326,7 @@ impl TaskRunner {
         // waking a pool thread from outside for every shard (on the 4×4's
         // sparse levels, rayon's idle spinning took a fifth of the CPU).
         let pool = self.pool.clone();
-        let result = pool.install(|| self.compute_chunk_on_pool(from_level, chunk, on_unit));
-        crate::release_free_pages();
-        result
+        pool.install(|| self.compute_chunk_on_pool(from_level, chunk, on_unit))
     }
 
     fn compute_chunk_on_pool(
@@ -331,8 +337,11 @@ impl TaskRunner {
     ) -> Result<TaskResult, TaskError> {
         let started = Instant::now();
         self.check_checkpoint_visible()?;
-        self.begin_level(from_level)?;
+        let mut io = TaskIo::default();
         self.cache.stats = CacheStats::default();
+        let sources_started = Instant::now();
+        self.begin_level(from_level)?;
+        io.sources_seconds += sources_started.elapsed().as_secs_f64();
         let out_level = from_level + 1;
         let level_dir = self.checkpoint.level_dir(out_level);
         // Only the level's own directory: `levels/` must already be there.
@@ -344,21 +353,24 @@ impl TaskRunner {
         // Taken while the task runs (a failed task leaves fresh ones to the
         // next).
         let mut outputs = std::mem::take(&mut self.outputs);
-        outputs.resize_with(self.batch, Vec::new);
-        outputs.iter_mut().for_each(|out| out.resize(self.zeros.len(), 0));
-        let mut io = TaskIo::default();
+        while outputs.len() < self.batch {
+            outputs.push(self.cache.buffer());
+        }
         let mut stats = TaskStats::default();
         let (mut states, mut classes) = (0u64, 0u64);
         let shards: Vec<u64> = self.ctx.job.chunking.shards_of(chunk).collect();
         for group in shards.chunks(self.batch) {
+            let sources_started = Instant::now();
+            let sources = self.sources_of(group);
+            io.sources_seconds += sources_started.elapsed().as_secs_f64();
             let mut batch = Vec::with_capacity(group.len());
-            for (&shard, sources) in group.iter().zip(self.sources_of(group)) {
+            for (&shard, sources) in group.iter().zip(sources) {
                 batch.push(self.gather(from_level, shard, sources)?);
             }
             let computing = Instant::now();
             let found = shard::expand_batch(&self.ctx, &self.zeros, &batch, &mut outputs, on_unit);
             io.compute_seconds += computing.elapsed().as_secs_f64();
-            for ((gathered, out), found) in batch.into_iter().zip(&outputs).zip(found) {
+            for ((gathered, out), found) in batch.into_iter().zip(outputs.iter_mut()).zip(found) {
                 let shard = gathered.shard;
                 self.settle(from_level, gathered);
                 stats = stats.plus(found);
@@ -372,10 +384,11 @@ impl TaskRunner {
                 writer.push(out).map_err(output_error)?;
                 io.write_seconds += written.elapsed().as_secs_f64();
                 if found.found > 0 && self.cache.has_room() {
-                    // The next level reads it again; keep it if there is room.
-                    let mut kept = self.cache.buffer();
-                    kept.copy_from_slice(out);
-                    self.cache.offer((out_level, shard), Arc::new(kept));
+                    // The next level reads it again: the cache keeps the
+                    // output's slot, and the batch takes a fresh one.
+                    let fresh = self.cache.buffer();
+                    let kept = std::mem::replace(out, fresh);
+                    self.cache.offer((out_level, shard), Bits::new(kept, found.found));
                 }
             }
         }
@@ -384,14 +397,18 @@ impl TaskRunner {
         io.write_seconds += written.elapsed().as_secs_f64();
         self.outputs = outputs;
         io.cache = self.cache.stats;
+        let seconds = started.elapsed().as_secs_f64();
+        io.other_seconds =
+            (seconds - io.sources_seconds - io.cache.load_seconds - io.compute_seconds - io.write_seconds).max(0.0);
         Ok(TaskResult {
             stored: header.popcount,
             states,
             classes,
             evaluations: stats.evaluations,
+            kernel: stats,
             file_bytes,
             index_checksum: header.index_checksum,
-            seconds: started.elapsed().as_secs_f64(),
+            seconds,
             io,
         })
     }

@@ -47,6 +47,12 @@ fn io() -> IoTotals {
         load_seconds: 0.25,
         compute_seconds: 1.5,
         write_seconds: 0.125,
+        sources_seconds: 0.5,
+        other_seconds: 0.0625,
+        task_seconds: 2.4375,
+        top_down_units: 3,
+        bottom_up_units: 5,
+        cheaper_bound: 1000,
     }
 }
 

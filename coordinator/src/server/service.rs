@@ -231,6 +231,8 @@ fn status_of(s: &JobState) -> StatusReply {
             load_seconds: s.level_io().load_seconds,
             compute_seconds: s.level_io().compute_seconds,
             write_seconds: s.level_io().write_seconds,
+            sources_seconds: s.level_io().sources_seconds,
+            other_seconds: s.level_io().other_seconds,
         }),
     }
 }

@@ -104,20 +104,40 @@ pub fn test_bit(words: &[u64], i: usize) -> bool {
     (words[i >> 6] >> (i & 63)) & 1 == 1
 }
 
-/// Positions of the first `limit` set bits.
-pub fn first_set_bits(words: &[u64], limit: usize) -> Vec<usize> {
-    let mut out = Vec::new();
-    for (w, &word) in words.iter().enumerate() {
-        let mut bits = word;
-        while bits != 0 && out.len() < limit {
-            out.push(w * 64 + bits.trailing_zeros() as usize);
-            bits &= bits - 1;
-        }
-        if out.len() == limit {
-            break;
+/// Positions of the set bits of `words`, in order.
+pub fn set_bits(words: &[u64]) -> SetBits<'_> {
+    SetBits::new(words)
+}
+
+/// Indices of the set bits of `words`, in order.
+pub struct SetBits<'a> {
+    words: &'a [u64],
+    word: usize,
+    bits: u64,
+}
+
+impl<'a> SetBits<'a> {
+    fn new(words: &'a [u64]) -> SetBits<'a> {
+        SetBits {
+            words,
+            word: 0,
+            bits: words.first().copied().unwrap_or(0),
         }
     }
-    out
+}
+
+impl Iterator for SetBits<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        while self.bits == 0 {
+            self.word += 1;
+            self.bits = *self.words.get(self.word)?;
+        }
+        let bit = self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(self.word * 64 + bit)
+    }
 }
 
 #[cfg(test)]
@@ -133,7 +153,9 @@ mod tests {
         let frozen = p.freeze().unwrap();
         assert_eq!(popcount(frozen.words()), 2);
         let again = Plane::open(&path).unwrap();
-        assert_eq!(first_set_bits(again.words(), 10), vec![65, 67]);
+        assert_eq!(set_bits(again.words()).collect::<Vec<_>>(), vec![65, 67]);
+        assert_eq!(set_bits(&[]).count(), 0);
+        assert_eq!(set_bits(&[0, 0, 1 << 63]).collect::<Vec<_>>(), vec![191]);
         assert!(test_bit(again.words(), 67));
     }
 }

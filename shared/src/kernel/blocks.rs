@@ -119,6 +119,7 @@ fn expand_block(inputs: &TaskInputs, trans: &[Transition], prev: &[u64], cur: &[
         top_down(inputs, trans, &unseen[..bw], out, sources)
     };
     stats.found = crate::kernel::bits::popcount(out);
+    stats.cheaper_bound = sources.min(unseen_count * legal);
     stats
 }
 

@@ -6,11 +6,11 @@
 use crate::kernel::blocks::{expand_shard, Frontier, TaskInputs};
 use crate::kernel::coded::{expand_coded, CodedMoves, CodedTask};
 use crate::kernel::lowtable::LowTable;
+use crate::kernel::reduced::{expand_reduced, ReducedMoves};
 use crate::kernel::task::{ShardInputs, TaskStats};
 use crate::kernel::transition::{PreparedMoves, ShardTransitions, Transition};
 use crate::search::job::{Job, TRANSITION_CACHE_BYTES};
 use crate::space::layout::Layout;
-use crate::space::reduced::kernel::{expand_reduced, ReducedMoves};
 use crate::space::Space;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -50,7 +50,7 @@ impl SearchContext {
                 spare: Mutex::new(Vec::new()),
             },
             Space::Coded(_) => KernelData::Coded(CodedMoves::new(&job.puzzle)),
-            Space::Reduced(_) => KernelData::Reduced(ReducedMoves::new(&job.puzzle)),
+            Space::Reduced(space) => KernelData::Reduced(ReducedMoves::new(&job.puzzle, space)),
         };
         SearchContext { job, kernel }
     }
@@ -124,11 +124,6 @@ impl SearchContext {
             (Space::Reduced(space), KernelData::Reduced(moves)) => Some(moves.target_shards(space, source)),
             _ => None,
         }
-    }
-
-    /// Most source shards any one shard reads (for memory planning).
-    pub fn max_sources(&self) -> usize {
-        (self.job.puzzle.moves.len() + 1).min(self.job.space.shards() as usize)
     }
 
     /// Computes `F_{d+1}(shard)` into `out`. `on_unit` gets the states found

@@ -8,14 +8,16 @@
 //!   pieces, where a move carries a whole block through one table row.
 //! - [`coded`]: the kernel for identical or oriented pieces, state by state
 //!   through precomputed tables.
+//! - [`reduced`]: the kernel of the space reduced by symmetry, through
+//!   fiber maps.
 //! - [`context`]: the tables every task of a job shares, and the dispatch to
-//!   the kernel of the job's space (the reduced kernel lives with its space,
-//!   [`crate::space::reduced`]).
+//!   the kernel of the job's space.
 
 pub mod bits;
 pub mod blocks;
 pub mod coded;
 pub mod context;
 pub mod lowtable;
+pub mod reduced;
 pub mod task;
 pub mod transition;

@@ -4,8 +4,9 @@
 //! lead to depth `d − K`).
 
 use crate::files::checkpoint::MAX_KEEP_STRIDE;
-use crate::kernel::bits::{first_set_bits, Plane};
+use crate::kernel::bits::{set_bits, Plane};
 use crate::search::job::Job;
+use crate::space::Space;
 use anyhow::Context;
 use std::collections::HashMap;
 
@@ -171,7 +172,10 @@ fn descend(
     Ok(None)
 }
 
-/// The first `limit` states of level `depth` in rank order.
+/// The first `limit` states of level `depth` in rank order, one per class
+/// of symmetric states: a reduced space stores a class once per member of
+/// its key's stabiliser (3×3 Loopover's depth 8: 151 stored bits for 78
+/// classes), and those members all sit in the representative key's shard.
 pub fn first_states(job: &Job, source: &mut dyn LevelSource, depth: u32, limit: usize) -> anyhow::Result<Vec<Vec<u8>>> {
     let space = &job.space;
     let mut states = Vec::new();
@@ -180,8 +184,23 @@ pub fn first_states(job: &Job, source: &mut dyn LevelSource, depth: u32, limit: 
             break;
         }
         let words = source.shard(depth, shard)?;
-        for bit in first_set_bits(words.words(), limit - states.len()) {
-            states.push(space.state_at(shard, bit));
+        let mut classes = std::collections::HashSet::new();
+        let symmetric = match space {
+            Space::Reduced(r) => Some(r).filter(|r| r.keys().stabilizer(shard as usize) > 1),
+            _ => None,
+        };
+        for bit in set_bits(words.words()) {
+            if states.len() >= limit {
+                break;
+            }
+            let state = space.state_at(shard, bit);
+            if let Some(r) = symmetric {
+                // The least member names the class.
+                if !classes.insert(r.symmetries.orbit(&state).swap_remove(0)) {
+                    continue;
+                }
+            }
+            states.push(state);
         }
     }
     Ok(states)

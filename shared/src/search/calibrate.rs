@@ -80,6 +80,8 @@ pub fn measure_kernel(ctx: &SearchContext, min_time: Duration) -> KernelRate {
         sources: SourceBits::new(sources.iter().map(|&s| (s, ones.as_slice())).collect()),
         previous: &zeros,
         current: &zeros,
+        // One shard at a time: the kernel may use the whole pool.
+        split: true,
     };
     ctx.expand(shard, &all, &mut valid, &|_| {});
     let rate = |density: f64| -> (f64, f64) {
@@ -95,6 +97,8 @@ pub fn measure_kernel(ctx: &SearchContext, min_time: Duration) -> KernelRate {
             sources: SourceBits::new(sources.iter().copied().zip(bits.iter().map(Vec::as_slice)).collect()),
             previous: &zeros,
             current: &zeros,
+            // One shard at a time: the kernel may use the whole pool.
+            split: true,
         };
         let mut out = vec![0u64; words];
         let (mut evaluations, mut rounds) = (0u64, 0u32);

@@ -180,6 +180,8 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
                     None => previous.as_ref().map_or(&zeros[..], |p| store.shard(p.words(), shard)),
                 },
                 current: store.shard(current.words(), shard),
+                // One shard at a time: the kernel may use the whole pool.
+                split: true,
             };
             let task = ctx.expand(shard, &inputs, out, &|found| progress.block_done(found));
             count += task.found * space.weight(shard);

@@ -10,11 +10,12 @@
 //! cache belongs to the worker.
 
 use super::{TaskError, TaskRunner};
+use crate::cache::Bits;
+use crate::slab::Slot;
 use cayley_shared::kernel::context::SearchContext;
 use cayley_shared::kernel::task::{ShardInputs, SourceBits, TaskStats};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 /// A target shard with what its kernel reads, held until it is settled.
 pub(super) struct Gathered {
@@ -26,11 +27,11 @@ pub(super) struct Gathered {
 struct Held {
     /// `F_0(B) ∪ … ∪ F_{d-1}(B)` when at hand; the next level's union is
     /// made from it.
-    seen: Option<Vec<u64>>,
+    seen: Option<Slot>,
     /// `F_{d-1}(B)` when no union is at hand.
-    before: Option<Arc<Vec<u64>>>,
-    current: Arc<Vec<u64>>,
-    sources: Vec<(u64, Arc<Vec<u64>>)>,
+    before: Option<Bits>,
+    current: Bits,
+    sources: Vec<(u64, Bits)>,
 }
 
 impl TaskRunner {
@@ -119,7 +120,7 @@ impl TaskRunner {
             self.cache.remove((from_level - 1, gathered.shard));
         }
         if let Some(mut seen) = seen {
-            seen.iter_mut().zip(current.iter()).for_each(|(s, c)| *s |= c);
+            seen.iter_mut().zip(current.words()).for_each(|(s, c)| *s |= c);
             self.cache.offer_seen(from_level + 1, gathered.shard, seen);
         }
     }
@@ -129,22 +130,26 @@ impl TaskRunner {
 /// index, all at once on the current pool; one shard runs here directly.
 pub(super) fn expand_batch(
     ctx: &SearchContext,
-    zeros: &Arc<Vec<u64>>,
+    zeros: &Bits,
     batch: &[Gathered],
-    outputs: &mut [Vec<u64>],
+    outputs: &mut [Slot],
     on_unit: &(dyn Fn(u64) + Sync),
 ) -> Vec<TaskStats> {
-    let one = |(gathered, out): (&Gathered, &mut Vec<u64>)| expand_one(ctx, zeros, gathered, out, on_unit);
+    let computed = batch.iter().filter(|g| kernel_inputs(g, zeros).is_some()).count();
+    // With at least a shard per thread, each kernel stays on its thread:
+    // splitting one too only makes the threads mark into the same shard.
+    let split = computed < rayon::current_num_threads();
+    let one = |(gathered, out): (&Gathered, &mut Slot)| expand_one(ctx, zeros, gathered, out, split, on_unit);
     // Waking the pool for shards written empty costs more than writing
     // them (4×4 depths 1–5: 12 s a level instead of 5 s).
-    if batch.iter().filter(|g| kernel_inputs(g, zeros).is_some()).count() < 2 {
+    if computed < 2 {
         return batch.iter().zip(outputs.iter_mut()).map(one).collect();
     }
     batch.par_iter().zip(outputs.par_iter_mut()).map(one).collect()
 }
 
 /// What the kernel reads for `gathered`; `None` when it is written empty.
-fn kernel_inputs<'a>(gathered: &'a Gathered, zeros: &Arc<Vec<u64>>) -> Option<&'a Held> {
+fn kernel_inputs<'a>(gathered: &'a Gathered, zeros: &Bits) -> Option<&'a Held> {
     // Sources the chunk index shows empty are all one shared buffer. When
     // every source is, nothing can be reached: skip the kernel and its
     // per-shard transitions. Early and late levels of a big space are
@@ -153,7 +158,7 @@ fn kernel_inputs<'a>(gathered: &'a Gathered, zeros: &Arc<Vec<u64>>) -> Option<&'
     gathered
         .held
         .as_ref()
-        .filter(|h| !h.sources.iter().all(|(_, w)| Arc::ptr_eq(w, zeros)))
+        .filter(|h| !h.sources.iter().all(|(_, w)| w.same(zeros)))
 }
 
 /// True when the running level's sparse map says `shard` gains no state.
@@ -166,9 +171,10 @@ fn gains_nothing(targets: &Option<Vec<u64>>, shard: u64) -> bool {
 /// `F_{d+1}(B)` of one gathered shard into `out`.
 fn expand_one(
     ctx: &SearchContext,
-    zeros: &Arc<Vec<u64>>,
+    zeros: &Bits,
     gathered: &Gathered,
     out: &mut [u64],
+    split: bool,
     on_unit: &(dyn Fn(u64) + Sync),
 ) -> TaskStats {
     let Some(held) = kernel_inputs(gathered, zeros) else {
@@ -178,13 +184,14 @@ fn expand_one(
     };
     let previous: &[u64] = match (&held.seen, &held.before) {
         (Some(seen), _) => seen,
-        (None, Some(before)) => before,
+        (None, Some(before)) => before.words(),
         (None, None) => unreachable!("gather holds one of the two"),
     };
     let inputs = ShardInputs {
-        sources: SourceBits::new(held.sources.iter().map(|(s, w)| (*s, &w[..])).collect()),
+        sources: SourceBits::with_counts(held.sources.iter().map(|(s, w)| (*s, w.words(), w.count())).collect()),
         previous,
-        current: &held.current,
+        current: held.current.words(),
+        split,
     };
     ctx.expand(gathered.shard, &inputs, out, on_unit)
 }

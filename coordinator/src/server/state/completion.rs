@@ -146,6 +146,12 @@ impl JobState {
                 load_seconds: io.load_seconds,
                 compute_seconds: io.compute_seconds,
                 write_seconds: io.write_seconds,
+                sources_seconds: io.sources_seconds,
+                other_seconds: io.other_seconds,
+                task_seconds: c.done.seconds,
+                top_down_units: c.done.top_down_units,
+                bottom_up_units: c.done.bottom_up_units,
+                cheaper_bound: c.done.cheaper_bound,
             },
         };
         if let Err(e) = self
@@ -374,7 +380,8 @@ impl JobState {
             io: self.level_io,
         };
         let depth = running.from_level + 1;
-        self.reporter.level_finished(depth, record.count, record.seconds);
+        self.reporter
+            .level_finished(depth, record.count, record.seconds, &record.io);
         let mut finished = record.count == 0;
         let mut retired = None;
         if record.count > 0 {

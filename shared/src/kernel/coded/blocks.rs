@@ -92,6 +92,7 @@ pub(super) fn expand(task: &CodedTask, sources: &[u64], out: &mut [u64], on_unit
     };
     let mut stats = pass.run(&mut groups, bottom_up);
     stats.evaluations += sampled;
+    stats.cheaper_bound = top_down_cost.min(unseen * task.moves.len() as u64);
     stats.found = pass.units.finish();
     stats
 }

@@ -65,6 +65,7 @@ pub(super) fn expand(task: &CodedTask, sources: &[u64], out: &mut [u64], on_unit
         top_down(&pass, out)
     };
     stats.found = crate::kernel::bits::popcount(out);
+    stats.cheaper_bound = frontier_count.min(unseen_count * task.moves.len() as u64);
     stats
 }
 

@@ -18,7 +18,6 @@
 //! storage in a move-compatible layout; it is not used.
 
 pub mod fiber;
-pub mod kernel;
 pub mod keys;
 pub mod plan;
 pub mod tables;
@@ -30,6 +29,11 @@ use fiber::{FiberLayout, FiberMap};
 use keys::{Key, KeySpace};
 use std::sync::Arc;
 use tables::TableCache;
+
+/// Most bytes of the kernel's table of every shard's steps (4 bytes per
+/// shard and move; see `crate::kernel::reduced::steps`). Above it, steps
+/// are worked out again for each shard and level.
+pub const STEP_TABLE_BYTES: u64 = 256 << 20;
 
 /// The reduced state space of a job.
 #[derive(Clone, Debug)]
@@ -165,12 +169,18 @@ impl ReducedSpace {
         let parities = 2;
         let per_map = (self.fiber.row_states() * parities + self.fiber.rows()) * 8;
         let all_maps = self.shards().saturating_mul(moves as u64 + 1).saturating_mul(per_map);
-        all_maps.min(tables::TABLE_CACHE_BYTES as u64)
+        all_maps.min(tables::TABLE_CACHE_BYTES as u64) + self.step_table_bytes(moves)
     }
 
-    /// Lookups of fiber-map tables answered from the cache, and tables built.
-    pub fn table_hits(&self) -> (u64, u64) {
-        self.tables.hit_counts()
+    /// Bytes of the kernel's table of every shard's steps with `moves`
+    /// moves, or 0 when it would pass [`STEP_TABLE_BYTES`] (no table).
+    pub fn step_table_bytes(&self, moves: usize) -> u64 {
+        let bytes = self.shards().saturating_mul(moves as u64).saturating_mul(4);
+        if bytes <= STEP_TABLE_BYTES {
+            bytes
+        } else {
+            0
+        }
     }
 
     /// Classes of states among the set bits of `shard`: each class is

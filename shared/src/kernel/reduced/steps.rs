@@ -1,0 +1,215 @@
+//! Where the predecessors of a shard's states are: for each move, the
+//! source shard and the symmetry that maps the predecessors' key to the
+//! source's representative.
+//!
+//! Working this out is one canonicalisation of a key per move, which on the
+//! 4×4 Loopover's sparse levels cost as much as the kernel itself (24 keys
+//! per shard, twice per shard and level: 17% of a worker's time at depth
+//! 8). The steps of a shard do not depend on the level, so they are kept
+//! for the whole job in one flat table when it fits
+//! [`crate::space::reduced::STEP_TABLE_BYTES`] (48 MB on the 4×4).
+
+use crate::puzzle::perm::Perm;
+use crate::puzzle::Puzzle;
+use crate::space::reduced::fiber::FiberMap;
+use crate::space::reduced::keys::{map_mask, Key, MAX_BLOCKS};
+use crate::space::reduced::ReducedSpace;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Where the predecessors of a shard's states under one move are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The source shard.
+    pub source: u64,
+    /// The symmetry mapping the predecessors' key to the source's representative.
+    pub symmetry: usize,
+}
+
+/// The moves of a puzzle in the form the reduced kernel uses.
+pub struct ReducedMoves {
+    forward: Vec<Perm>,
+    inverse: Vec<Perm>,
+    /// Legal only while piece `.0` is in slot `.1`.
+    guards: Vec<Option<(usize, usize)>>,
+    table: Option<StepTable>,
+}
+
+/// Every shard's steps, filled in as shards are first asked for.
+struct StepTable {
+    /// Bits of the symmetry in an entry.
+    symmetry_bits: u32,
+    /// `moves` entries per shard: 0 not worked out yet, 1 illegal move,
+    /// otherwise 2 + (source << symmetry_bits | symmetry).
+    entries: Vec<AtomicU32>,
+}
+
+const UNKNOWN: u32 = 0;
+const ILLEGAL: u32 = 1;
+const FIRST_STEP: u32 = 2;
+
+impl StepTable {
+    /// A table for `space` and `moves` moves, when its entries fit 32 bits
+    /// and its size the space's allowance.
+    fn new(space: &ReducedSpace, moves: usize) -> Option<StepTable> {
+        if space.step_table_bytes(moves) == 0 {
+            return None;
+        }
+        let symmetry_bits = usize::BITS - (space.symmetries.order().max(2) - 1).leading_zeros();
+        let largest = (space.shards() << symmetry_bits) + u64::from(FIRST_STEP);
+        if largest > u64::from(u32::MAX) {
+            return None;
+        }
+        let entries = (0..space.shards() as usize * moves)
+            .map(|_| AtomicU32::new(UNKNOWN))
+            .collect();
+        Some(StepTable { symmetry_bits, entries })
+    }
+
+    fn encode(&self, step: Option<Step>) -> u32 {
+        match step {
+            None => ILLEGAL,
+            Some(s) => FIRST_STEP + ((s.source as u32) << self.symmetry_bits | s.symmetry as u32),
+        }
+    }
+
+    fn decode(&self, entry: u32) -> Option<Step> {
+        let value = entry.checked_sub(FIRST_STEP)?;
+        Some(Step {
+            source: u64::from(value >> self.symmetry_bits),
+            symmetry: (value & ((1 << self.symmetry_bits) - 1)) as usize,
+        })
+    }
+}
+
+impl ReducedMoves {
+    /// Prepares the moves of `puzzle` over `space`.
+    pub fn new(puzzle: &Puzzle, space: &ReducedSpace) -> ReducedMoves {
+        ReducedMoves {
+            forward: puzzle.moves.iter().map(|m| m.perm.clone()).collect(),
+            inverse: puzzle.moves.iter().map(|m| m.perm.inverse()).collect(),
+            guards: puzzle
+                .moves
+                .iter()
+                .map(|m| m.guard.map(|g| (g.piece, g.slot)))
+                .collect(),
+            table: StepTable::new(space, puzzle.moves.len()),
+        }
+    }
+
+    /// For each move, where the predecessors of `shard`'s states are (none
+    /// when the move is illegal for the whole shard).
+    pub fn steps(&self, space: &ReducedSpace, shard: u64) -> Vec<Option<Step>> {
+        let Some(table) = &self.table else {
+            return self.work_out_steps(space, shard);
+        };
+        let moves = self.forward.len();
+        let entries = &table.entries[shard as usize * moves..(shard as usize + 1) * moves];
+        // Entries are written whole and never change once written, so any
+        // thread that sees a known entry sees the right one (relaxed order
+        // suffices: no other memory depends on it).
+        if entries.iter().all(|e| e.load(Ordering::Relaxed) != UNKNOWN) {
+            return entries
+                .iter()
+                .map(|e| table.decode(e.load(Ordering::Relaxed)))
+                .collect();
+        }
+        let steps = self.work_out_steps(space, shard);
+        for (entry, &step) in entries.iter().zip(&steps) {
+            entry.store(table.encode(step), Ordering::Relaxed);
+        }
+        steps
+    }
+
+    /// True when steps are kept for the whole job.
+    pub fn has_table(&self) -> bool {
+        self.table.is_some()
+    }
+
+    pub(crate) fn work_out_steps(&self, space: &ReducedSpace, shard: u64) -> Vec<Option<Step>> {
+        let key = space.key(shard);
+        let blocks = space.fiber().blocks();
+        (0..self.forward.len())
+            .map(|g| {
+                if let Some((piece, slot)) = self.guards[g] {
+                    // x = m⁻¹(y) has the piece in `slot` iff y has it in m(slot);
+                    // a guarded piece is a block of its own, so the key says.
+                    let at = key[space.fiber().block_of(piece)];
+                    if at != 1u64 << self.forward[g][slot] {
+                        return None;
+                    }
+                }
+                let mut source: Key = [0u64; MAX_BLOCKS];
+                for b in 0..blocks {
+                    source[b] = map_mask(&self.inverse[g], key[b]);
+                }
+                let (class, symmetry) = space.keys().canonicalize(&source);
+                Some(Step {
+                    source: class as u64,
+                    symmetry,
+                })
+            })
+            .collect()
+    }
+
+    /// The shards `shard`'s task reads (one per legal move).
+    pub fn source_shards(&self, space: &ReducedSpace, shard: u64) -> Vec<u64> {
+        self.steps(space, shard)
+            .into_iter()
+            .flatten()
+            .map(|s| s.source)
+            .collect()
+    }
+
+    /// A superset of the shards whose tasks read `source` (the inverse of
+    /// [`Self::source_shards`]): the classes of `m(K_A)` for each move `m`.
+    /// Shard `B` reads `A` under `m` when `m⁻¹(K_B) = σ(K_A)` for a symmetry
+    /// `σ`, so `K_B = m σ (K_A) = σ m' (K_A)` with `m' = σ⁻¹ m σ`, again a
+    /// move (every symmetry maps the move set onto itself, checked by
+    /// [`crate::puzzle::symmetry::Symmetries::generate`]): `B` is the class
+    /// of `m'(K_A)`. Guards are ignored; they only remove shards.
+    pub fn target_shards(&self, space: &ReducedSpace, source: u64) -> Vec<u64> {
+        let keys = space.keys();
+        let key = space.key(source);
+        let mut targets: Vec<u64> = self
+            .forward
+            .iter()
+            .map(|m| {
+                let mut target: Key = [0u64; MAX_BLOCKS];
+                for b in 0..keys.blocks() {
+                    target[b] = map_mask(m, key[b]);
+                }
+                keys.canonicalize(&target).0 as u64
+            })
+            .collect();
+        targets.sort_unstable();
+        targets.dedup();
+        targets
+    }
+
+    /// Bottom-up map of move `g`: a state of `shard` to its predecessor's
+    /// stored form in the source shard.
+    pub(crate) fn backward(&self, space: &ReducedSpace, shard: u64, g: usize, step: Step) -> FiberMap {
+        let sym = &space.symmetries;
+        let f = sym.slots[step.symmetry].after(&self.inverse[g]);
+        let (map, target) = space.fiber_map(&space.key(shard), &f, &sym.pieces[step.symmetry]);
+        debug_assert_eq!(
+            target[..space.fiber().blocks()],
+            space.key(step.source)[..space.fiber().blocks()]
+        );
+        map
+    }
+
+    /// Top-down map of move `g`: a stored state of the source shard to its
+    /// successor in `shard`.
+    pub(crate) fn forward_map(&self, space: &ReducedSpace, shard: u64, g: usize, step: Step) -> FiberMap {
+        let sym = &space.symmetries;
+        let f = self.forward[g].after(&sym.slots[step.symmetry].inverse());
+        let g_pieces = sym.pieces[step.symmetry].inverse();
+        let (map, target) = space.fiber_map(&space.key(step.source), &f, &g_pieces);
+        debug_assert_eq!(
+            target[..space.fiber().blocks()],
+            space.key(shard)[..space.fiber().blocks()]
+        );
+        map
+    }
+}

@@ -1,0 +1,220 @@
+//! The reduced kernel against independent computations: steps and fiber
+//! maps against moving and conjugating states, and the three ways to
+//! expand a shard against each other and against probing every unseen
+//! state's predecessors through `locate`.
+
+use super::*;
+use crate::kernel::task::SourceBits;
+use crate::puzzle::{parse_puzzle, Metric, Puzzle};
+use proptest::prelude::*;
+
+fn space(spec: &str, metric: Metric) -> (Puzzle, ReducedSpace) {
+    let p = parse_puzzle(spec, metric).unwrap();
+    let r = ReducedSpace::plan(&p, p.all_moves_even()).unwrap_or_else(|e| panic!("{}: {}", spec, e));
+    (p, r)
+}
+
+/// A state of the puzzle's group from a seed: a random walk of moves.
+fn walk(p: &Puzzle, mut seed: u64, steps: usize) -> Vec<u8> {
+    let mut state = p.solved.clone();
+    for _ in 0..steps {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let m = &p.moves[(seed >> 33) as usize % p.moves.len()];
+        if let Some(next) = p.apply(m, &state) {
+            state = next;
+        }
+    }
+    state
+}
+
+#[test]
+fn every_shard_is_a_target_of_each_of_its_sources() {
+    // Sliding puzzles and the Varikon box have guarded moves.
+    for spec in ["loopover:3x3", "loopover:3x4", "sliding:3x3", "varikon"] {
+        let (p, r) = space(spec, Metric::Mtm);
+        let moves = ReducedMoves::new(&p, &r);
+        let targets: Vec<Vec<u64>> = (0..r.shards()).map(|a| moves.target_shards(&r, a)).collect();
+        let mut pairs = 0;
+        for b in 0..r.shards() {
+            for a in moves.source_shards(&r, b) {
+                assert!(
+                    targets[a as usize].binary_search(&b).is_ok(),
+                    "{}: {} reads {}",
+                    spec,
+                    b,
+                    a
+                );
+                pairs += 1;
+            }
+        }
+        assert!(pairs > 0, "{}: no source at all", spec);
+    }
+}
+
+/// The step table gives what working the steps out again gives, on first
+/// and later asks.
+#[test]
+fn step_table_returns_the_worked_out_steps() {
+    let (p, r) = space("loopover:3x4", Metric::Mtm);
+    let moves = ReducedMoves::new(&p, &r);
+    assert!(moves.has_table(), "3x4 fits the table");
+    for shard in (0..r.shards()).step_by(7) {
+        let first = moves.steps(&r, shard);
+        assert_eq!(moves.steps(&r, shard), first);
+        assert_eq!(moves.work_out_steps(&r, shard), first);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Both fiber maps of every move agree with moving the state and
+    /// conjugating it by the step's symmetry.
+    #[test]
+    fn fiber_maps_agree_with_moving_and_conjugating(
+        which in 0usize..5, seed in any::<u64>(), steps in 0usize..40, stm in any::<bool>(),
+    ) {
+        let spec = ["loopover:3x4", "loopover:3x3", "loopover:2x5", "sliding:3x3", "varikon"][which];
+        let metric = if stm { Metric::Stm } else { Metric::Mtm };
+        let (p, r) = space(spec, metric);
+        let moves = ReducedMoves::new(&p, &r);
+        let y = walk(&p, seed, steps);
+        let (shard, word, bit) = r.locate(&y);
+        let y_index = (word * 64 + bit as usize) as u64;
+        let y = r.state_at(shard, y_index as usize);
+        let row_bits = r.fiber().row_words() as u64 * 64;
+        for (g, step) in moves.steps(&r, shard).into_iter().enumerate() {
+            let m = &p.moves[g];
+            let x = p.apply_backwards(m, &y);
+            let Some(step) = step else {
+                prop_assert!(x.is_none(), "move {} is legal here", m.name);
+                continue;
+            };
+            let Some(x) = x else { continue };
+            let z = r.symmetries.conjugate(step.symmetry, &x);
+            let (z_shard, z_word, z_bit) = r.locate(&z);
+            prop_assert_eq!(z_shard, step.source);
+            let key = r.key(step.source);
+            prop_assert_eq!(r.fiber().key_of(&z)[..r.fiber().blocks()].to_vec(), key[..r.fiber().blocks()].to_vec());
+            let z_index = r.fiber().encode(&z, &key);
+            let back = moves.backward(&r, shard, g, step);
+            prop_assert_eq!(back.apply(y_index, row_bits), z_index);
+            let forth = moves.forward_map(&r, shard, g, step);
+            prop_assert_eq!(forth.apply(z_index, row_bits), y_index);
+            let _ = (z_word, z_bit);
+        }
+    }
+}
+
+/// Random valid bits of a fiber, each set with probability about
+/// `1 / 2^sparsity`.
+fn random_fiber(space: &ReducedSpace, seed: &mut u64, sparsity: u32) -> Vec<u64> {
+    let rw = space.fiber().row_words();
+    let mut next = || {
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        *seed ^ (*seed >> 29)
+    };
+    (0..space.shard_words())
+        .map(|w| (0..sparsity).fold(u64::MAX, |acc, _| acc & next()) & space.fiber().valid_mask(w % rw))
+        .collect()
+}
+
+/// `F_{d+1}(shard)` state by state: an unseen state is found when one of
+/// its predecessors, located in the space like any state, is set in its
+/// source.
+fn brute_force(p: &Puzzle, r: &ReducedSpace, shard: u64, inputs: &ShardInputs) -> Vec<u64> {
+    let mut out = vec![0u64; r.shard_words()];
+    let rw = r.fiber().row_words();
+    for (w, word) in out.iter_mut().enumerate() {
+        let unseen = !(inputs.previous[w] | inputs.current[w]) & r.fiber().valid_mask(w % rw);
+        for b in 0..64 {
+            if unseen >> b & 1 == 0 {
+                continue;
+            }
+            let y = r.state_at(shard, w * 64 + b);
+            let found = p.moves.iter().any(|m| {
+                p.apply_backwards(m, &y).is_some_and(|x| {
+                    let (s, xw, xb) = r.locate(&x);
+                    inputs.sources.get(s)[xw] >> xb & 1 == 1
+                })
+            });
+            *word |= u64::from(found) << b;
+        }
+    }
+    out
+}
+
+/// Top-down on one thread and on the pool, bottom-up on one thread and
+/// on the pool, and the direction `expand_reduced` picks all find what
+/// probing every unseen state's predecessors finds.
+#[test]
+fn every_direction_finds_what_brute_force_finds() {
+    for spec in ["loopover:3x3", "loopover:2x5", "sliding:3x3"] {
+        let (p, space) = space(spec, Metric::Mtm);
+        let moves = ReducedMoves::new(&p, &space);
+        let mut seed = 7u64;
+        let shards = space.shards();
+        for (shard, sparsity) in [
+            (0u64, 6),
+            (1 % shards, 3),
+            (5 % shards, 1),
+            (shards - 1, 8),
+            (shards / 2, 0),
+        ] {
+            let sources: Vec<(u64, Vec<u64>)> = moves
+                .source_shards(&space, shard)
+                .into_iter()
+                .chain([shard])
+                .collect::<std::collections::BTreeSet<u64>>()
+                .into_iter()
+                .map(|s| (s, random_fiber(&space, &mut seed, sparsity)))
+                .collect();
+            let previous = random_fiber(&space, &mut seed, 2);
+            let current: Vec<u64> = random_fiber(&space, &mut seed, 2)
+                .iter()
+                .zip(&previous)
+                .map(|(c, p)| c & !p)
+                .collect();
+            let inputs = |split| ShardInputs {
+                sources: SourceBits::new(sources.iter().map(|(s, w)| (*s, &w[..])).collect()),
+                previous: &previous,
+                current: &current,
+                split,
+            };
+            let expected = brute_force(&p, &space, shard, &inputs(false));
+            let steps: Vec<(usize, Step, u64)> = moves
+                .steps(&space, shard)
+                .into_iter()
+                .enumerate()
+                .filter_map(|(g, s)| s.map(|s| (g, s, inputs(false).sources.count(s.source))))
+                .collect();
+            let sources_total: u64 = steps.iter().map(|s| s.2).sum();
+            for split in [false, true] {
+                let inputs = inputs(split);
+                let task = Expansion {
+                    space: &space,
+                    moves: &moves,
+                    shard,
+                    inputs: &inputs,
+                };
+                let mut out = vec![u64::MAX; space.shard_words()];
+                let stats = top_down::expand(&task, &steps, sources_total, &mut out);
+                assert_eq!(out, expected, "{} shard {}: top-down, split {}", spec, shard, split);
+                assert_eq!(
+                    stats.evaluations, sources_total,
+                    "top-down expands every source bit once"
+                );
+                let mut out = vec![u64::MAX; space.shard_words()];
+                bottom_up::expand(&task, &steps, &mut out);
+                assert_eq!(out, expected, "{} shard {}: bottom-up, split {}", spec, shard, split);
+                let mut out = vec![u64::MAX; space.shard_words()];
+                let stats = expand_reduced(&space, &moves, shard, &inputs, &mut out, &|_| {});
+                assert_eq!(out, expected, "{} shard {}: expand_reduced", spec, shard);
+                assert_eq!(
+                    stats.found,
+                    expected.iter().map(|w| u64::from(w.count_ones())).sum::<u64>()
+                );
+            }
+        }
+    }
+}

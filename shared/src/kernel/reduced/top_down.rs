@@ -1,0 +1,98 @@
+//! Top-down: every state of each source shard's `F_d` marks its successor
+//! in the target shard; the marks not seen before are `F_{d+1}(B)`.
+
+use super::{Expansion, Step};
+use crate::kernel::task::TaskStats;
+use crate::space::reduced::fiber::FiberMap;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Rows handed to one thread at a time when a shard is split.
+const ROWS_PER_TASK: usize = 16;
+
+/// Source bits below which a shard is not split over the pool even when
+/// it may be: a few thousand marks cost less than waking threads (on the
+/// 4×4 Loopover's depth 8 a source shard holds about 74 states).
+const SEQUENTIAL_SOURCE_BITS: u64 = 1 << 14;
+
+/// Marks the successors of the `steps`' sources (`sources` bits in all)
+/// and keeps those not seen before in `out`.
+pub(crate) fn expand(task: &Expansion, steps: &[(usize, Step, u64)], sources: u64, out: &mut [u64]) -> TaskStats {
+    let evaluations = if task.inputs.split && sources >= SEQUENTIAL_SOURCE_BITS {
+        mark_pooled(task, steps, out)
+    } else {
+        mark_here(task, steps, out)
+    };
+    for (w, o) in out.iter_mut().enumerate() {
+        *o &= task.unseen_word(w);
+    }
+    TaskStats {
+        evaluations,
+        top_down_blocks: 1,
+        ..TaskStats::default()
+    }
+}
+
+/// Marks on this thread, straight into `out`.
+fn mark_here(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64]) -> u64 {
+    out.fill(0);
+    let rw = task.space.fiber().row_words();
+    let mut evaluations = 0u64;
+    for &(g, step, _) in steps {
+        let map = task.moves.forward_map(task.space, task.shard, g, step);
+        let source = task.inputs.sources.get(step.source);
+        for ((base, table), words) in map.rows().zip(source.chunks(rw)) {
+            for (w, &word) in words.iter().enumerate() {
+                evaluations += for_each_successor(base, table, w, word, |t| {
+                    out[(t >> 6) as usize] |= 1u64 << (t & 63);
+                });
+            }
+        }
+    }
+    evaluations
+}
+
+/// Marks on the whole pool: rows of each source are split over the
+/// threads, which mark through atomic ORs.
+fn mark_pooled(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64]) -> u64 {
+    let rw = task.space.fiber().row_words();
+    let marks: Vec<AtomicU64> = (0..out.len()).map(|_| AtomicU64::new(0)).collect();
+    let evaluations = AtomicU64::new(0);
+    for &(g, step, _) in steps {
+        let source = task.inputs.sources.get(step.source);
+        let map: FiberMap = task.moves.forward_map(task.space, task.shard, g, step);
+        source
+            .par_chunks(rw)
+            .enumerate()
+            .with_min_len(ROWS_PER_TASK)
+            .for_each(|(row, words)| {
+                if words.iter().all(|&w| w == 0) {
+                    return;
+                }
+                let (base, table) = map.row(row as u64);
+                let mut applied = 0u64;
+                for (w, &word) in words.iter().enumerate() {
+                    applied += for_each_successor(base, table, w, word, |t| {
+                        marks[(t >> 6) as usize].fetch_or(1u64 << (t & 63), Ordering::Relaxed);
+                    });
+                }
+                evaluations.fetch_add(applied, Ordering::Relaxed);
+            });
+    }
+    for (o, m) in out.iter_mut().zip(marks) {
+        *o = m.into_inner();
+    }
+    evaluations.into_inner()
+}
+
+/// Calls `mark` with the successor of each state set in `word`, word `w`
+/// of a source row whose map row is `(base, table)`; returns how many.
+#[inline]
+fn for_each_successor(base: u64, table: &[u64], w: usize, word: u64, mut mark: impl FnMut(u64)) -> u64 {
+    let mut bits = word;
+    while bits != 0 {
+        mark(base + table[w * 64 + bits.trailing_zeros() as usize]);
+        bits &= bits - 1;
+    }
+    u64::from(word.count_ones())
+}

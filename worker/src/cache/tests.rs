@@ -1,0 +1,152 @@
+use super::*;
+
+const WORDS: usize = 4;
+const BYTES: u64 = WORDS as u64 * 8;
+
+/// A cache of `shards` shards' budget over a slab of `slots` slots.
+fn cache(shards: u64, slots: usize) -> ShardCache {
+    ShardCache::new(shards * BYTES, BYTES, Slab::new(WORDS, slots).unwrap())
+}
+
+fn load(v: u64) -> impl FnOnce(Slot) -> Result<(Slot, u64, u64), ()> {
+    move |mut buffer| {
+        buffer.fill(v);
+        let count = u64::from(v.count_ones()) * WORDS as u64;
+        Ok((buffer, count, 10))
+    }
+}
+
+fn filled(cache: &mut ShardCache, v: u64) -> Slot {
+    let mut slot = cache.buffer();
+    slot.fill(v);
+    slot
+}
+
+#[test]
+fn stays_within_budget_and_evicts_least_recently_used() {
+    let mut cache = cache(3, 8);
+    for s in 0..3 {
+        cache.get((1, s), load(s)).unwrap();
+    }
+    cache.get((1, 0), load(0)).unwrap(); // 0 is now the most recent
+    cache.get((1, 3), load(3)).unwrap(); // evicts 1, the least recent
+    assert_eq!(cache.len(), 3);
+    assert!(cache.used() <= 3 * BYTES);
+    let before = cache.stats;
+    cache.get((1, 0), load(0)).unwrap();
+    cache.get((1, 1), load(1)).unwrap();
+    assert_eq!(cache.stats.hits - before.hits, 1, "0 was kept, 1 was evicted");
+    assert_eq!(cache.stats.bytes_read - before.bytes_read, 10);
+    assert_eq!(cache.peak, 3 * BYTES);
+    assert_eq!(cache.overflow, 0);
+}
+
+#[test]
+fn shards_in_use_are_not_evicted_and_overflow_is_not_kept() {
+    let mut cache = cache(2, 8);
+    let a = cache.get((1, 0), load(0)).unwrap();
+    let b = cache.get((1, 1), load(1)).unwrap();
+    let c = cache.get((1, 2), load(2)).unwrap();
+    assert_eq!(c.words(), &[2; WORDS]);
+    assert_eq!(c.count(), WORDS as u64);
+    assert_eq!(cache.len(), 2, "nothing evictable: the third is returned, not kept");
+    drop((a, b));
+    cache.get((1, 3), load(3)).unwrap();
+    assert_eq!(cache.len(), 2);
+    assert!(cache.used() <= 2 * BYTES);
+}
+
+#[test]
+fn an_exhausted_slab_takes_a_cached_slot_then_falls_back_to_the_heap() {
+    let mut cache = cache(2, 2);
+    cache.get((1, 0), load(0)).unwrap();
+    let held = cache.get((1, 1), load(1)).unwrap();
+    let slot = cache.buffer();
+    assert!(!slot.is_heap(), "shard 0 gave up its slot");
+    assert_eq!(cache.len(), 1);
+    let extra = cache.buffer();
+    assert!(extra.is_heap(), "every slot is in use");
+    assert_eq!(cache.overflow, 1);
+    drop((held, slot, extra));
+}
+
+#[test]
+fn own_outputs_only_take_free_room_and_go_first() {
+    let mut cache = cache(3, 8);
+    cache.get((1, 0), load(0)).unwrap();
+    let out = filled(&mut cache, 9);
+    assert!(cache.offer((2, 9), Bits::new(out, 2 * WORDS as u64)));
+    cache.get((1, 1), load(1)).unwrap();
+    cache.get((1, 2), load(2)).unwrap(); // full: the offered shard goes first
+    assert!(!cache.entries.contains_key(&(2, 9)));
+    let out = filled(&mut cache, 8);
+    assert!(
+        !cache.offer((2, 8), Bits::new(out, WORDS as u64)),
+        "no room, nothing evicted for it"
+    );
+    cache.drop_levels_below(2);
+    assert!(cache.is_empty());
+    assert_eq!(cache.used(), 0);
+}
+
+#[test]
+fn seen_unions_are_taken_once_and_dropped_with_their_level() {
+    let mut cache = cache(3, 8);
+    let seen = filled(&mut cache, 7);
+    cache.offer_seen(3, 5, seen);
+    let seen = filled(&mut cache, 8);
+    cache.offer_seen(4, 5, seen);
+    assert_eq!(cache.take_seen(3, 5).map(|s| s.to_vec()), Some(vec![7; WORDS]));
+    assert!(cache.take_seen(3, 5).is_none(), "taken out");
+    assert!(cache.take_seen(3, 6).is_none());
+    cache.get((3, 1), load(1)).unwrap();
+    cache.drop_levels_below(3); // tasks of level 4 on: (3, _) stays
+    assert_eq!(cache.len(), 2);
+    cache.drop_levels_below(4);
+    assert!(cache.is_empty());
+    assert_eq!(cache.used(), 0);
+}
+
+#[test]
+fn empty_unions_take_no_room_and_carry_over() {
+    let mut cache = cache(1, 8);
+    for (shard, v) in [(5, 0), (700, 0), (6, 1)] {
+        let seen = filled(&mut cache, v);
+        cache.offer_seen(3, shard, seen);
+    }
+    assert_eq!(cache.used(), BYTES, "only the non-empty union takes room");
+    let seen = filled(&mut cache, 2);
+    cache.offer_seen(3, 7, seen);
+    assert!(cache.take_seen(3, 7).is_none(), "no room for a second one");
+    assert_eq!(cache.take_seen(3, 5).map(|s| s.to_vec()), Some(vec![0; WORDS]));
+    assert!(cache.take_seen(3, 5).is_none(), "taken out");
+    cache.carry_seen(3, 700);
+    cache.carry_seen(3, 6);
+    assert!(cache.take_seen(3, 700).is_none());
+    assert_eq!(cache.take_seen(4, 700).map(|s| s.to_vec()), Some(vec![0; WORDS]));
+    assert_eq!(cache.take_seen(4, 6).map(|s| s.to_vec()), Some(vec![1; WORDS]));
+    let seen = filled(&mut cache, 0);
+    cache.offer_seen(4, 9, seen);
+    cache.drop_levels_below(4);
+    assert!(cache.take_seen(4, 9).is_none(), "dropped with its level");
+}
+
+#[test]
+fn evicted_slots_serve_the_next_loads() {
+    let mut cache = cache(2, 2);
+    let first = cache.get((1, 0), load(7)).unwrap();
+    let address = first.words().as_ptr();
+    drop(first);
+    cache.remove((1, 0));
+    // The next miss loads into the freed slot, stale words and all.
+    let mut seen = Vec::new();
+    let again = cache
+        .get((1, 1), |buffer| {
+            seen = buffer.to_vec();
+            load(9)(buffer)
+        })
+        .unwrap();
+    assert_eq!(again.words().as_ptr(), address);
+    assert_eq!(seen, vec![7; WORDS]);
+    assert_eq!(again.words(), &[9; WORDS]);
+}
