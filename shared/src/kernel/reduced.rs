@@ -29,7 +29,7 @@ use crate::space::reduced::ReducedSpace;
 pub use steps::{ReducedMoves, Step};
 
 /// Computes `F_{d+1}(shard)` into `out` (fully overwritten); `on_unit` gets
-/// the states found per row.
+/// the states found (a shard is one unit of progress).
 pub fn expand_reduced(
     space: &ReducedSpace,
     moves: &ReducedMoves,
@@ -38,7 +38,6 @@ pub fn expand_reduced(
     out: &mut [u64],
     on_unit: &(dyn Fn(u64) + Sync),
 ) -> TaskStats {
-    let rw = space.fiber().row_words();
     // Moves whose source shard is empty can neither mark nor hit a state:
     // leaving them out saves building their maps (most moves of a shard on
     // a sparse level). Counts come with the sources.
@@ -50,7 +49,10 @@ pub fn expand_reduced(
         .filter(|&(_, _, count)| count > 0)
         .collect();
     let sources: u64 = steps.iter().map(|s| s.2).sum();
-    let unseen = unseen_count(space, inputs);
+    // Bottom-up pays only while unseen × moves ≤ 2 × sources: counting
+    // stops past that (on sparse levels, after a word or two).
+    let bottom_up_limit = 2 * sources / (steps.len() as u64).max(1);
+    let unseen = unseen_count(space, inputs, bottom_up_limit + 1);
     let task = Expansion {
         space,
         moves,
@@ -60,7 +62,7 @@ pub fn expand_reduced(
     let mut stats = if unseen == 0 || sources == 0 {
         out.fill(0);
         TaskStats::default()
-    } else if unseen * steps.len() as u64 <= 2 * sources {
+    } else if unseen <= bottom_up_limit {
         // Densest sources first: a state stops at its first hit, and a
         // dense source hits most often.
         steps.sort_by_key(|s| std::cmp::Reverse(s.2));
@@ -68,10 +70,9 @@ pub fn expand_reduced(
     } else {
         top_down::expand(&task, &steps, sources, out)
     };
-    for row in out.chunks(rw) {
-        on_unit(crate::kernel::bits::popcount(row));
-    }
     stats.found = crate::kernel::bits::popcount(out);
+    on_unit(stats.found);
+    // `unseen` is exact when bottom-up was chosen, a lower bound otherwise.
     stats.cheaper_bound = sources.min(unseen * steps.len() as u64);
     stats
 }
@@ -93,15 +94,19 @@ impl Expansion<'_> {
     }
 }
 
-/// States of the shard in neither `F_{d-1}(B)` nor `F_d(B)`.
-fn unseen_count(space: &ReducedSpace, inputs: &ShardInputs) -> u64 {
+/// States of the shard in neither `F_{d-1}(B)` nor `F_d(B)`, counted up to
+/// `limit` at least (the count stops once it reaches `limit`).
+fn unseen_count(space: &ReducedSpace, inputs: &ShardInputs, limit: u64) -> u64 {
     let fiber = space.fiber();
     let rw = fiber.row_words();
-    inputs
-        .previous
-        .iter()
-        .zip(inputs.current)
-        .enumerate()
-        .map(|(w, (p, c))| u64::from((!(p | c) & fiber.valid_mask(w % rw)).count_ones()))
-        .sum()
+    let mut count = 0u64;
+    for (previous, current) in inputs.previous.chunks(rw).zip(inputs.current.chunks(rw)) {
+        if count >= limit {
+            break;
+        }
+        for (w, (p, c)) in previous.iter().zip(current).enumerate() {
+            count += u64::from((!(p | c) & fiber.valid_mask(w)).count_ones());
+        }
+    }
+    count
 }

@@ -38,15 +38,52 @@ fn mark_here(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64]) ->
     out.fill(0);
     let rw = task.space.fiber().row_words();
     let mut evaluations = 0u64;
-    for &(g, step, _) in steps {
+    for &(g, step, count) in steps {
         let map = task.moves.forward_map(task.space, task.shard, g, step);
         let source = task.inputs.sources.get(step.source);
+        let mut mark = |t: u64| out[(t >> 6) as usize] |= 1u64 << (t & 63);
+        if count * SPARSE_WORDS_PER_BIT < source.len() as u64 {
+            evaluations += mark_sparse(&map, source, rw, &mut mark);
+            continue;
+        }
         for ((base, table), words) in map.rows().zip(source.chunks(rw)) {
             for (w, &word) in words.iter().enumerate() {
-                evaluations += for_each_successor(base, table, w, word, |t| {
-                    out[(t >> 6) as usize] |= 1u64 << (t & 63);
-                });
+                evaluations += for_each_successor(base, table, w, word, &mut mark);
             }
+        }
+    }
+    evaluations
+}
+
+/// A source with fewer set bits than one per this many words is walked
+/// a cache line at a time, skipping zero lines, instead of row by row.
+const SPARSE_WORDS_PER_BIT: u64 = 16;
+
+/// [`mark_here`]'s walk of a sparse source: zero cache lines are skipped
+/// with one test, and only rows holding a set bit get their map row. On
+/// the 4×4 Loopover's sparse levels (a few set bits per source shard) the
+/// row-by-row walk of all 576 rows of 24 sources per target was a fifth
+/// of the worker's time.
+fn mark_sparse(map: &FiberMap, source: &[u64], rw: usize, mark: &mut impl FnMut(u64)) -> u64 {
+    const LINE: usize = 8;
+    let mut evaluations = 0u64;
+    let mut current_row = usize::MAX;
+    let (mut base, mut table) = (0u64, &[][..]);
+    for (l, line) in source.chunks(LINE).enumerate() {
+        if line.iter().fold(0, |acc, &w| acc | w) == 0 {
+            continue;
+        }
+        for (i, &word) in line.iter().enumerate() {
+            if word == 0 {
+                continue;
+            }
+            let index = l * LINE + i;
+            let row = index / rw;
+            if row != current_row {
+                (base, table) = map.row(row as u64);
+                current_row = row;
+            }
+            evaluations += for_each_successor(base, table, index % rw, word, &mut *mark);
         }
     }
     evaluations

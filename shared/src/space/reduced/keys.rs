@@ -31,6 +31,8 @@ pub struct KeySpace {
     binomials: Binomials,
     /// For each symmetry: the slot permutation and the block each block goes to.
     actions: Vec<(Perm, Vec<u8>)>,
+    /// For each symmetry: the block that goes to each block.
+    inverse_blocks: Vec<Vec<u8>>,
     /// Ranks of the class representatives, ascending.
     reps: Vec<u64>,
     /// Order of each representative's stabiliser in the symmetry group.
@@ -53,6 +55,16 @@ impl KeySpace {
             })
             .collect();
         let total = radices.iter().product();
+        let inverse_blocks = block_maps
+            .iter()
+            .map(|to| {
+                let mut from = vec![0u8; to.len()];
+                for (b, &t) in to.iter().enumerate() {
+                    from[t as usize] = b as u8;
+                }
+                from
+            })
+            .collect();
         let actions = symmetries.slots.iter().cloned().zip(block_maps).collect();
         let mut space = KeySpace {
             slots,
@@ -61,6 +73,7 @@ impl KeySpace {
             total,
             binomials,
             actions,
+            inverse_blocks,
             reps: Vec::new(),
             stabilizers: Vec::new(),
         };
@@ -140,27 +153,48 @@ impl KeySpace {
 
     /// The class of `key` and a symmetry that maps `key` to the class's
     /// representative.
+    ///
+    /// The least image is found without ranking: a block's digit is the
+    /// colex rank of its slot set among the slots the earlier blocks leave
+    /// free, and for sets of one size colex order is the order of their
+    /// masks as numbers (the larger set has the highest slot where they
+    /// differ), also after removing the same slots from both. So the key of
+    /// least rank is the least tuple of block masks, compared block by
+    /// block, and only that one is ranked.
     pub fn canonicalize(&self, key: &Key) -> (usize, usize) {
-        // The first block's digit is the most significant: only symmetries
-        // that minimise it can minimise the rank, so the full rank is
-        // computed for those alone.
-        let first = |k: usize| {
-            let (sigma, blocks) = &self.actions[k];
-            let from = blocks.iter().position(|&to| to == 0).expect("a block maps to block 0");
-            self.binomials.rank(map_mask(sigma, key[from]), self.all_slots())
-        };
-        let firsts: Vec<u64> = (0..self.actions.len()).map(first).collect();
-        let least = *firsts.iter().min().expect("the identity is a symmetry");
-        let (rank, k) = (0..self.actions.len())
-            .filter(|&k| firsts[k] == least)
-            .map(|k| (self.rank(&self.apply(k, key)), k))
-            .min()
-            .expect("some symmetry reaches the least first digit");
+        let blocks = self.sizes.len();
+        let mut best = [0u64; MAX_BLOCKS];
+        let mut best_k = 0;
+        for (k, (sigma, _)) in self.actions.iter().enumerate() {
+            let from = &self.inverse_blocks[k];
+            let mut image = [0u64; MAX_BLOCKS];
+            // Image blocks are worked out only while the prefix ties.
+            let mut order = if k == 0 {
+                std::cmp::Ordering::Less
+            } else {
+                std::cmp::Ordering::Equal
+            };
+            for b in 0..blocks {
+                image[b] = map_mask(sigma, key[from[b] as usize]);
+                if order == std::cmp::Ordering::Equal {
+                    order = image[b].cmp(&best[b]);
+                    if order == std::cmp::Ordering::Greater {
+                        break;
+                    }
+                }
+            }
+            // Equal images keep the earlier symmetry.
+            if order == std::cmp::Ordering::Less {
+                best = image;
+                best_k = k;
+            }
+        }
+        let rank = self.rank(&best);
         let class = self
             .reps
             .binary_search(&rank)
             .expect("the least image of a key is a representative");
-        (class, k)
+        (class, best_k)
     }
 
     /// Symmetries that fix class `class`'s representative.
