@@ -23,6 +23,8 @@ pub struct ServeOptions {
     /// PEM certificate and key for TLS.
     pub tls: Option<(PathBuf, PathBuf)>,
     pub lease_secs: u32,
+    /// Whether idle workers get backup copies of straggling tasks.
+    pub backups: bool,
 }
 
 /// A running server.
@@ -31,13 +33,16 @@ pub struct Running {
     phase_rx: watch::Receiver<Phase>,
     shutdown_tx: watch::Sender<bool>,
     server: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
-    /// Fsyncs the journal a second after records arrive.
+    /// Fsyncs the journal a second after records arrive and expires
+    /// leases.
     journal_clock: tokio::task::JoinHandle<()>,
 }
 
 /// Starts serving `state`.
 pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> {
     let initial = state.phase.clone();
+    let mut state = state;
+    state.backups = options.backups;
     let state = Arc::new(Mutex::new(state));
     let (phase_tx, phase_rx) = watch::channel(initial);
     let phase_tx = Arc::new(phase_tx);
@@ -45,6 +50,7 @@ pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> 
         state: state.clone(),
         phase_tx: phase_tx.clone(),
         lease_secs: options.lease_secs,
+        coordinator_id: rand::random::<u64>(),
     };
     let journal_clock = tokio::spawn({
         let state = state.clone();
@@ -54,6 +60,11 @@ pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> 
                 clock.tick().await;
                 let mut s = state.lock().expect("job state lock");
                 s.sync_journal_if_due();
+                // A task whose worker went silent goes back to the queue
+                // even while nobody asks for work, and `status` shows it.
+                if s.phase == Phase::Running {
+                    s.expire_leases();
+                }
                 publish_end(&s, &phase_tx);
             }
         }
