@@ -114,8 +114,14 @@ impl Sshfs {
 
 impl Drop for Sshfs {
     fn drop(&mut self) {
-        let _ = Command::new("fusermount3").arg("-u").arg(&self.mount).status();
-        let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
+        let unmounted = Command::new("fusermount3")
+            .arg("-u")
+            .arg(&self.mount)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !unmounted {
+            let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
+        }
         let _ = self.sshd.kill();
         let _ = self.sshd.wait();
     }

@@ -7,9 +7,7 @@
 //! turns a skip into a failure).
 
 use cayley_tests::netns::Net;
-use cayley_tests::procs::{
-    pause, signal, start_worker_under, wait_until, wait_with_timeout, worker_output, Coordinator, Lines,
-};
+use cayley_tests::procs::{pause, signal, start_worker_under, wait_until, wait_with_timeout, Coordinator, Lines};
 use cayley_tests::{binary, published_table, test_dir};
 use std::process::{Child, Command};
 use std::time::Duration;
@@ -48,12 +46,13 @@ fn net() -> Option<Net> {
 /// loopback, nowhere else), the worker behind link 0 ("cut-off") and one
 /// beside the coordinator ("steady").
 struct Cluster {
-    net: Net,
-    coordinator: Coordinator,
+    coordinator: Option<Coordinator>,
     cut_off: Child,
     cut_off_log: Lines,
     steady: Child,
     _dir: tempfile::TempDir,
+    /// Dropped last: the processes in the namespaces go first.
+    net: Net,
 }
 
 fn cluster(net: Net) -> Cluster {
@@ -88,20 +87,25 @@ fn cluster(net: Net) -> Cluster {
         &[&patient[..], &["steady"]].concat(),
     );
     Cluster {
-        net,
-        coordinator,
+        coordinator: Some(coordinator),
         cut_off,
         cut_off_log,
         steady,
         _dir: dir,
+        net,
     }
 }
 
 impl Cluster {
+    fn levels_done(&self) -> usize {
+        self.coordinator.as_ref().expect("running").levels_done()
+    }
+
     /// `cayley status`, from inside the coordinator's namespace.
     fn status(&self) -> String {
-        let out = Command::new("ip")
-            .args(Net::exec(&self.net.coordinator_ns))
+        let inside = Net::exec(&self.net.coordinator_ns);
+        let out = Command::new(inside[0])
+            .args(&inside[1..])
             .arg(binary("cayley"))
             .args(["status", "--coordinator", "http://127.0.0.1:7070", "--token", TOKEN])
             .output()
@@ -138,13 +142,22 @@ impl Cluster {
         let ok = wait_with_timeout(&mut self.cut_off, LONG);
         let log = self.cut_off_log.text();
         assert!(ok, "the cut-off worker failed: {}", log);
-        let (ok, steady_log) = worker_output(self.steady, LONG);
-        assert!(ok, "the steady worker failed: {}", steady_log);
-        assert_eq!(
-            self.coordinator.finish(LONG),
-            published_table("loopover-mtm.csv", "2x5")
-        );
+        let ok = wait_with_timeout(&mut self.steady, LONG);
+        assert!(ok, "the steady worker failed");
+        let coordinator = self.coordinator.take().expect("running");
+        assert_eq!(coordinator.finish(LONG), published_table("loopover-mtm.csv", "2x5"));
         log
+    }
+}
+
+impl Drop for Cluster {
+    /// A failed test leaves no worker behind (the coordinator kills itself
+    /// on drop); the namespaces go after them.
+    fn drop(&mut self) {
+        for worker in [&mut self.cut_off, &mut self.steady] {
+            let _ = worker.kill();
+            let _ = worker.wait();
+        }
     }
 }
 
@@ -152,10 +165,7 @@ impl Cluster {
 fn a_report_sent_into_a_cut_link_arrives_late_and_is_refused() {
     let Some(net) = net() else { return };
     let c = cluster(net);
-    assert!(
-        wait_until(LONG, || c.coordinator.levels_done() >= 3),
-        "level 2 never finished"
-    );
+    assert!(wait_until(LONG, || c.levels_done() >= 3), "level 2 never finished");
     let mut caught = false;
     for _ in 0..20 {
         // Catch the cut-off worker holding a lease, everyone stopped.
@@ -198,10 +208,7 @@ fn a_report_sent_into_a_cut_link_arrives_late_and_is_refused() {
 fn a_worker_behind_a_long_partition_comes_back_and_computes_again() {
     let Some(net) = net() else { return };
     let mut c = cluster(net);
-    assert!(
-        wait_until(LONG, || c.coordinator.levels_done() >= 3),
-        "level 2 never finished"
-    );
+    assert!(wait_until(LONG, || c.levels_done() >= 3), "level 2 never finished");
     // One way: everything the cut-off worker sends is dropped. The steady
     // worker is stopped so that the job waits for the partition to heal.
     pause(&c.steady);
@@ -216,9 +223,9 @@ fn a_worker_behind_a_long_partition_comes_back_and_computes_again() {
     c.cut_off_log.wait_for("reached the coordinator", LONG);
     // The job moves again with the steady worker still stopped: the
     // cut-off worker, back under its old id, computes.
-    let levels = c.coordinator.levels_done();
+    let levels = c.levels_done();
     assert!(
-        wait_until(LONG, || c.coordinator.levels_done() > levels),
+        wait_until(LONG, || c.levels_done() > levels),
         "no level finished after the heal"
     );
     assert_ne!(c.state_of("cut-off").split(',').next(), Some("lost"));
