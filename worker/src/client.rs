@@ -158,7 +158,7 @@ fn transient(status: &tonic::Status) -> bool {
 
 /// The worker's job, rebuilt from the coordinator's spec; refused when this
 /// build plans it differently.
-fn job_of(spec: &JobSpec) -> anyhow::Result<Job> {
+pub fn job_of(spec: &JobSpec) -> anyhow::Result<Job> {
     let metric = spec.metric.parse().map_err(|e: String| anyhow::anyhow!(e))?;
     let file = (!spec.puzzle_file.is_empty()).then_some(spec.puzzle_file.as_str());
     let job = Job::new(

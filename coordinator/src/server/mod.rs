@@ -116,19 +116,19 @@ impl Running {
         }
     }
 
-    /// Gives workers `grace` to hear that the job is over, then stops serving.
+    /// Gives workers `grace` to hear that the job is over, then stops
+    /// serving. Every worker still alive (not lost) is waited for until it
+    /// has asked for work and been told: a slow or briefly stopped worker
+    /// that found the coordinator gone would otherwise retry it for its
+    /// whole `--patience` and exit with an error.
     pub async fn shutdown(self, grace: Duration) -> anyhow::Result<Arc<Mutex<JobState>>> {
         let deadline = tokio::time::Instant::now() + grace;
         while tokio::time::Instant::now() < deadline {
-            let busy = {
+            let waiting = {
                 let s = self.state.lock().expect("state");
-                s.workers
-                    .values()
-                    .any(|w| w.last_seen.elapsed() < Duration::from_secs(2) && w.busy)
+                s.workers.iter().any(|(&id, w)| !w.told_over && !s.is_lost(id))
             };
-            if !busy {
-                // Leave one poll interval for idle workers to ask again.
-                tokio::time::sleep(Duration::from_millis(300)).await;
+            if !waiting {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

@@ -54,6 +54,8 @@ pub struct WorkerInfo {
     /// Its report stream broke or a lease of it expired, and it has not
     /// been heard from since.
     pub lost: bool,
+    /// It has been told that the job is over.
+    pub told_over: bool,
 }
 
 /// The state of one job.
@@ -306,6 +308,7 @@ impl JobState {
                 last_seen: Instant::now(),
                 busy: false,
                 lost: false,
+                told_over: false,
             },
         );
         id

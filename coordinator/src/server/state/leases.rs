@@ -72,6 +72,11 @@ impl JobState {
     /// Hands out a task, asks the worker to wait, or says the job is over.
     pub fn lease(&mut self, worker: u64) -> lease_reply::Reply {
         self.touch(worker);
+        if self.phase != Phase::Running {
+            if let Some(w) = self.workers.get_mut(&worker) {
+                w.told_over = true;
+            }
+        }
         match &self.phase {
             Phase::Finished => return over(true, "the job is finished"),
             Phase::Stopped(why) => return over(false, why),
