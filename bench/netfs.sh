@@ -6,12 +6,15 @@
 # (`cayley serve` + one `cayley-worker`, 2 threads) whose worker reads and
 # writes the checkpoint through that path: wall time and checkpoint bytes
 # written per second. Needs root, openssh-server and sshfs.
-# Usage: bench/netfs.sh [PUZZLE_ARGS...]   (default: loopover:2x6)
+# Usage: bench/netfs.sh [PUZZLE_ARGS...]   (default: loopover:2x6 --no-symmetry)
+# Environment: MEMORY, the worker's --memory (default 160M: it then reads most
+# inputs back from the checkpoint); PAIRS (2), local/sshfs jobs interleaved.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p cayley-coordinator -p cayley-worker
 args=("$@")
-[ ${#args[@]} -gt 0 ] || args=(loopover:2x6)
+[ ${#args[@]} -gt 0 ] || args=(loopover:2x6 --no-symmetry)
+memory=${MEMORY:-160M} pairs=${PAIRS:-2}
 bin=$PWD/target/release
 dir=$(mktemp -d /var/tmp/cayley-netfs-XXXXXX)
 port=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
@@ -57,7 +60,7 @@ job() { # $1 = label, $2 = the worker's view of the export
   coord=$!
   for _ in $(seq 200); do grep -q serving "$dir/serve.log" 2>/dev/null && break; sleep 0.05; done
   url=$(sed -n 's/.* on \(http:[^;]*\);.*/\1/p' "$dir/serve.log")
-  $bin/cayley-worker --coordinator "$url" --token t --threads 2 --checkpoint-dir "$view/ck" 2> "$dir/worker.log"
+  $bin/cayley-worker --coordinator "$url" --token t --threads 2 --memory "$memory" --checkpoint-dir "$view/ck" 2> "$dir/worker.log"
   wait "$coord"
   end=$(date +%s.%N)
   python3 - "$label" "$dir/export/ck/manifest.json" "$start" "$end" <<'PY'
@@ -74,7 +77,7 @@ PY
 
 echo "local disk: $(dd_rate "$dir/export")"
 echo "sshfs:      $(dd_rate "$dir/mount")"
-job local "$dir/export"
-job sshfs "$dir/mount"
-job local "$dir/export"
-job sshfs "$dir/mount"
+for _ in $(seq "$pairs"); do
+  job local "$dir/export"
+  job sshfs "$dir/mount"
+done
