@@ -251,7 +251,12 @@ impl JobState {
             // run, `cayley serve --resume` for a cluster.
             task_failed::Kind::DiskFull => self.stop(format!("disk full: {}", failed.message)),
             task_failed::Kind::CorruptInput => return Ok(self.repair_check(key, failed)),
-            task_failed::Kind::UnreadableCheckpoint => {}
+            // The worker leaves: nobody need wait for it to hear the end.
+            task_failed::Kind::UnreadableCheckpoint => {
+                if let Some(w) = self.workers.get_mut(&worker) {
+                    w.lost = true;
+                }
+            }
             task_failed::Kind::Other => self.count_failure(key, &failed.message),
         }
         Ok(None)
