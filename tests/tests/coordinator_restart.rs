@@ -132,3 +132,31 @@ fn a_killed_worker_is_shown_lost_and_no_longer_counted() {
     assert!(ok, "{}", log);
     assert_eq!(coordinator.finish(LONG), published_2x5());
 }
+
+#[test]
+fn a_worker_finding_another_job_at_the_address_exits_saying_so() {
+    let dir = test_dir();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let first = dir.path().join("first");
+    let mut coordinator = Coordinator::start_with(&[], &first, dir.path(), "loopover:2x5", TOKEN, &listen, &MANY_TASKS);
+    let worker = start_worker_with(&coordinator.url, TOKEN, dir.path(), 1, &["--patience", "120"]);
+    assert!(
+        wait_until(LONG, || coordinator.levels_done() >= 3),
+        "level 2 never finished"
+    );
+    pause(&worker);
+    coordinator.kill();
+    // Another job (another puzzle, another checkpoint) on the same address.
+    let second = dir.path().join("second");
+    let other = Coordinator::start_with(&[], &second, dir.path(), "loopover:3x3", TOKEN, &listen, &[]);
+    signal(&worker, libc::SIGCONT);
+    let (ok, log) = worker_output(worker, LONG);
+    assert!(!ok, "the worker went on with another job: {}", log);
+    let expected = format!("error: the coordinator at {} now serves loopover:3x3", other.url);
+    assert!(log.contains(&expected), "{}", log);
+    // The other job is untouched by it and runs to its published table.
+    let fresh = start_worker_with(&other.url, TOKEN, dir.path(), 1, &[]);
+    let (ok, log) = worker_output(fresh, LONG);
+    assert!(ok, "{}", log);
+    assert_eq!(other.finish(LONG), published_table("loopover-mtm.csv", "3x3"));
+}
