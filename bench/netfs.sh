@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The checkpoint on a network filesystem (issue 21): an sshd of this script's
 # own on 127.0.0.1 exports a directory on the local disk and sshfs mounts it
-# (as tests/tests/network_fs.rs does). Measures, for the local path and the
+# (as tests/tests/cluster_failures/network_fs.rs does). Measures, for the local path and the
 # mount: sequential write+fsync and read of 256 MiB (dd), and a job
 # (`cayley serve` + one `cayley-worker`, 2 threads) whose worker reads and
 # writes the checkpoint through that path: wall time and checkpoint bytes

@@ -14,6 +14,9 @@
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// Numbers namespaces made by this process.
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
 /// The namespaces of one test.
 pub struct Net {
     /// The coordinator's namespace.
@@ -43,7 +46,8 @@ impl Net {
         if unsafe { libc::geteuid() } != 0 {
             return Some("needs root (ip netns add)".into());
         }
-        let name = format!("cyprobe{}", std::process::id());
+        // Unique even when tests of one process probe at once.
+        let name = format!("cyprobe{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
         match Command::new("ip").args(["netns", "add", &name]).output() {
             Ok(o) if o.status.success() => {
                 let _ = Command::new("ip").args(["netns", "del", &name]).status();
@@ -61,7 +65,6 @@ impl Net {
     /// at 198.51.100.(4i+2) and the coordinator at 198.51.100.(4i+1) on
     /// the link to it; every link up.
     pub fn new(workers: usize) -> Net {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
         // Interface names hold at most 15 bytes.
         let tag = format!(
             "cy{}{}",
