@@ -185,9 +185,15 @@ pub struct ServeArgs {
     /// Seconds a worker may go silent before its task is re-issued.
     #[arg(long, value_name = "S", default_value_t = 30)]
     pub lease_secs: u32,
-    /// Continue the job recorded in --checkpoint-dir.
+    /// Continue the job recorded in --checkpoint-dir. Workers still running from the
+    /// previous coordinator (on the same address) register again and go on.
     #[arg(long)]
     pub resume: bool,
+    /// Never give an idle worker a second copy of a straggling task (by default, once a
+    /// level's queue is empty, the task expected to finish last is copied; the first
+    /// result wins).
+    #[arg(long)]
+    pub no_backup_tasks: bool,
     /// Stop after depth D; the table is then marked partial.
     #[arg(long, value_name = "D")]
     pub max_depth: Option<u32>,

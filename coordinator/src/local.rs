@@ -134,6 +134,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
             token: Some(token.clone()),
             tls: None,
             lease_secs: 30,
+            backups: true,
         },
     )?;
     let total_threads = match local.threads {

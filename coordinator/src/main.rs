@@ -22,9 +22,11 @@ fn main() {
     quiet_on_closed_stdout();
     let cli = cli::Cli::parse();
     if std::env::var_os("CAYLEY_LOG").is_some() {
+        use std::io::IsTerminal;
         tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_env("CAYLEY_LOG"))
             .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal())
             .init();
     }
     let outcome = match cli.command {

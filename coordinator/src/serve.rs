@@ -99,6 +99,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 token: Some(token),
                 tls,
                 lease_secs: args.lease_secs,
+                backups: !args.no_backup_tasks,
             },
         )?;
         let phase = running.wait(server::interrupted()).await;

@@ -3,23 +3,37 @@
 use crate::cli::StatusArgs;
 use cayley_proto::StatusRequest;
 use cayley_shared::search::resources::human_bytes;
+use cayley_worker::client::link::{status_reason, CALL_TIMEOUT};
+use cayley_worker::client::Link;
 use std::time::Duration;
 
 pub fn status(args: StatusArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let reply = runtime.block_on(async {
-        let mut client = cayley_worker::client::connect(
+        let link = Link::new(
             &args.coordinator,
             args.token.as_deref(),
             args.tls_ca.as_ref(),
-            Duration::from_secs(3),
-        )
-        .await?;
-        client
-            .status(StatusRequest {})
+            Duration::ZERO,
+        )?;
+        // One attempt: `status` is asked by a person, who wants to know at
+        // once that nothing is there.
+        let mut client = link
+            .connect_once()
             .await
-            .map_err(|s| anyhow::anyhow!("status refused: {}", s.message()))
-            .map(|r| r.into_inner())
+            .map_err(|why| anyhow::anyhow!("no coordinator at {} ({})", args.coordinator, why))?;
+        match tokio::time::timeout(CALL_TIMEOUT, client.status(StatusRequest {})).await {
+            Ok(Ok(reply)) => Ok(reply.into_inner()),
+            Ok(Err(s)) if s.code() == tonic::Code::Unauthenticated => {
+                anyhow::bail!("the coordinator at {} refused: {}", args.coordinator, s.message())
+            }
+            Ok(Err(s)) => anyhow::bail!("no status from {} ({})", args.coordinator, status_reason(&s)),
+            Err(_) => anyhow::bail!(
+                "no status from {} (no answer within {} s)",
+                args.coordinator,
+                CALL_TIMEOUT.as_secs()
+            ),
+        }
     })?;
     println!("job       {} ({})", reply.puzzle, reply.metric);
     if reply.finished {
@@ -48,7 +62,23 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
         );
     }
     println!("depths    {:?}", reply.depths);
-    println!("workers   {}", reply.workers.len());
+    if reply.expired_leases + reply.late_reports + reply.backups_issued > 0 {
+        println!(
+            "leases    {} expired, {} late reports refused, {} backup copies ({} finished first)",
+            reply.expired_leases, reply.late_reports, reply.backups_issued, reply.backups_won
+        );
+    }
+    let lost = reply.workers.iter().filter(|w| w.lost).count();
+    if lost > 0 {
+        println!(
+            "workers   {} ({} lost: report stream broken, lease expired or silent for {} s)",
+            reply.workers.len() - lost,
+            lost,
+            reply.lease_secs
+        );
+    } else {
+        println!("workers   {}", reply.workers.len());
+    }
     for w in &reply.workers {
         println!(
             "  #{:<3} {:<24} {:>3} cores  {:>10} memory  {:>5} tasks  {:>8.1} M evals/s  {}",
@@ -58,7 +88,9 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
             human_bytes(w.memory_budget as u128),
             w.tasks_done,
             w.evaluations_per_sec / 1e6,
-            if w.busy {
+            if w.lost {
+                format!("lost, last heard {:.0} s ago", w.idle_secs)
+            } else if w.busy {
                 "busy".to_string()
             } else {
                 format!("idle {:.0} s", w.idle_secs)

@@ -9,4 +9,6 @@ tonic::include_proto!("cayley.v1");
 /// Version 3: tasks are chunks of shards (one chunk file each), results
 /// carry the chunk's index checksum, weighted counts and I/O statistics,
 /// and workers state their memory budget.
-pub const PROTOCOL_VERSION: u32 = 3;
+/// Version 4: leases and reports carry the coordinator's id, so a worker
+/// that outlives its coordinator registers again with the next one.
+pub const PROTOCOL_VERSION: u32 = 4;

@@ -7,7 +7,9 @@
 pub mod checkpoint;
 pub mod cube;
 pub mod engine;
+pub mod netns;
 pub mod procs;
+pub mod sshfs;
 pub mod symmetry;
 
 use std::collections::HashSet;

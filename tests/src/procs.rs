@@ -1,6 +1,8 @@
 //! Real processes for the distributed tests: a `cayley serve` coordinator
-//! and `cayley-worker`s on 127.0.0.1.
+//! and `cayley-worker`s on 127.0.0.1 (or in network namespaces, see
+//! `netns.rs`), killed and restarted at will.
 
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -9,14 +11,71 @@ use std::time::{Duration, Instant};
 
 pub use crate::binary;
 
+/// The stderr of a child, read line by line on a thread.
+pub struct Lines {
+    rx: mpsc::Receiver<String>,
+    /// Every line read so far.
+    pub seen: Vec<String>,
+}
+
+impl Lines {
+    /// Takes `child`'s piped stderr.
+    pub fn of(child: &mut Child) -> Lines {
+        let (tx, rx) = mpsc::channel();
+        let stderr = child.stderr.take().expect("piped stderr");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Lines { rx, seen: Vec::new() }
+    }
+
+    /// Waits for a line containing `needle` (seen before or arriving
+    /// within `timeout`).
+    pub fn wait_for(&mut self, needle: &str, timeout: Duration) -> String {
+        if let Some(line) = self.seen.iter().find(|l| l.contains(needle)) {
+            return line.clone();
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!(
+                    "no line with {:?} within {:?}; stderr so far: {:#?}",
+                    needle, timeout, self.seen
+                ),
+            }
+        }
+    }
+
+    /// Every line so far, those not yet collected included.
+    pub fn text(&mut self) -> String {
+        self.seen.extend(self.rx.try_iter());
+        self.seen.join("\n")
+    }
+}
+
 /// A running coordinator whose stderr is collected line by line.
 pub struct Coordinator {
     pub child: Child,
     pub url: String,
     pub checkpoint: PathBuf,
     pub out: PathBuf,
-    lines: mpsc::Receiver<String>,
-    pub stderr: Vec<String>,
+    lines: Lines,
+    /// Stderr of the processes before the last resume.
+    earlier: String,
+    /// Program and arguments, to start it again with `--resume`.
+    command: Vec<OsString>,
+    cwd: PathBuf,
 }
 
 impl Coordinator {
@@ -27,36 +86,41 @@ impl Coordinator {
 
     /// Same as [`Coordinator::start`], running in directory `cwd`.
     pub fn start_in(dir: &Path, cwd: &Path, puzzle: &str, token: &str, extra: &[&str]) -> Coordinator {
+        Coordinator::start_with(&[], dir, cwd, puzzle, token, "127.0.0.1:0", extra)
+    }
+
+    /// Starts `cayley serve PUZZLE --listen LISTEN` under the command
+    /// `prefix` (e.g. `ip netns exec NS`), in `cwd`, with its checkpoint
+    /// and results in `dir`.
+    pub fn start_with(
+        prefix: &[&str],
+        dir: &Path,
+        cwd: &Path,
+        puzzle: &str,
+        token: &str,
+        listen: &str,
+        extra: &[&str],
+    ) -> Coordinator {
         let checkpoint = dir.join("checkpoint");
         let out = dir.join("out");
-        let mut child = Command::new(binary("cayley"))
-            .current_dir(cwd)
-            .args(["serve", puzzle, "--listen", "127.0.0.1:0", "--token", token, "-q"])
-            .arg("--checkpoint-dir")
-            .arg(&checkpoint)
-            .arg("--out")
-            .arg(&out)
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start cayley serve");
-        let (tx, lines) = mpsc::channel();
-        let stderr = child.stderr.take().expect("piped stderr");
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let mut command: Vec<OsString> = prefix.iter().map(OsString::from).collect();
+        command.push(binary("cayley").into());
+        for arg in ["serve", puzzle, "--listen", listen, "--token", token, "-q"] {
+            command.push(arg.into());
+        }
+        command.extend(["--checkpoint-dir".into(), checkpoint.clone().into_os_string()]);
+        command.extend(["--out".into(), out.clone().into_os_string()]);
+        command.extend(extra.iter().map(OsString::from));
+        let (child, lines) = spawn_serve(&command, cwd);
         let mut c = Coordinator {
             child,
             url: String::new(),
             checkpoint,
             out,
             lines,
-            stderr: Vec::new(),
+            earlier: String::new(),
+            command,
+            cwd: cwd.to_path_buf(),
         };
         let line = c.wait_for_line("serving ", Duration::from_secs(30));
         let url = line
@@ -68,24 +132,34 @@ impl Coordinator {
         c
     }
 
+    /// SIGKILLs the coordinator (nothing is saved on the way out).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the same command again with `--resume` (on the same address
+    /// when it was a fixed one) and waits until it serves.
+    pub fn resume(&mut self) {
+        let mut command = self.command.clone();
+        command.push("--resume".into());
+        let (child, lines) = spawn_serve(&command, &self.cwd);
+        self.child = child;
+        let mut before = std::mem::replace(&mut self.lines, lines);
+        self.earlier.push_str(&before.text());
+        self.earlier.push_str("\n--- resumed ---\n");
+        self.wait_for_line("serving ", Duration::from_secs(30));
+    }
+
     /// Waits for a stderr line containing `needle`.
     pub fn wait_for_line(&mut self, needle: &str, timeout: Duration) -> String {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.stderr.push(line.clone());
-                    if line.contains(needle) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!(
-                    "no line with {:?} within {:?}; stderr so far: {:#?}",
-                    needle, timeout, self.stderr
-                ),
-            }
-        }
+        self.lines.wait_for(needle, timeout)
+    }
+
+    /// Everything the coordinator (and the ones before a resume) wrote to
+    /// stderr so far.
+    pub fn stderr_text(&mut self) -> String {
+        format!("{}{}", self.earlier, self.lines.text())
     }
 
     /// Waits for the coordinator to exit (it writes the results last) and
@@ -93,8 +167,8 @@ impl Coordinator {
     /// when it failed.
     pub fn finish(mut self, timeout: Duration) -> Vec<u64> {
         let ok = wait_with_timeout(&mut self.child, timeout);
-        self.stderr.extend(self.lines.try_iter());
-        assert!(ok, "coordinator failed: {:#?}", self.stderr);
+        let text = self.stderr_text();
+        assert!(ok, "coordinator failed: {}", text);
         self.depths()
     }
 
@@ -120,11 +194,32 @@ impl Coordinator {
     }
 }
 
+fn spawn_serve(command: &[OsString], cwd: &Path) -> (Child, Lines) {
+    let mut child = Command::new(&command[0])
+        .args(&command[1..])
+        .current_dir(cwd)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start cayley serve");
+    let lines = Lines::of(&mut child);
+    (child, lines)
+}
+
 impl Drop for Coordinator {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A port of 127.0.0.1 that nothing listened on a moment ago, for a
+/// coordinator that must come back on the same address.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
 }
 
 /// Starts a `cayley-worker` in directory `cwd`.
@@ -134,18 +229,24 @@ pub fn start_worker(url: &str, token: &str, cwd: &Path, threads: u32) -> Child {
 
 /// Starts a `cayley-worker` with extra arguments, in directory `cwd`.
 pub fn start_worker_with(url: &str, token: &str, cwd: &Path, threads: u32, extra: &[&str]) -> Child {
+    start_worker_under(&[], url, token, cwd, threads, extra)
+}
+
+/// Starts a `cayley-worker` under the command `prefix` (e.g. `ip netns
+/// exec NS`); `--patience 10` unless `extra` gives one.
+pub fn start_worker_under(prefix: &[&str], url: &str, token: &str, cwd: &Path, threads: u32, extra: &[&str]) -> Child {
     let threads = threads.to_string();
-    Command::new(binary("cayley-worker"))
-        .args([
-            "--coordinator",
-            url,
-            "--token",
-            token,
-            "--threads",
-            &threads,
-            "--patience",
-            "10",
-        ])
+    let mut command: Vec<OsString> = prefix.iter().map(OsString::from).collect();
+    command.push(binary("cayley-worker").into());
+    let patience: &[&str] = if extra.contains(&"--patience") {
+        &[]
+    } else {
+        &["--patience", "10"]
+    };
+    Command::new(&command[0])
+        .args(&command[1..])
+        .args(["--coordinator", url, "--token", token, "--threads", &threads])
+        .args(patience)
         .args(extra)
         .current_dir(cwd)
         .env("RUST_LOG", "info")

@@ -1,21 +1,23 @@
 //! The worker's conversation with the coordinator: register, lease tasks,
-//! stream progress and results, exit when the job is over.
+//! stream progress and results, exit when the job is over; register again
+//! with a coordinator that comes back after a crash or a partition.
 
 use crate::runner::{TaskError, TaskResult, TaskRunner};
-use cayley_proto::coordinator_client::CoordinatorClient;
 use cayley_proto::{
-    lease_reply, task_failed, task_update, IoStats, LeaseRequest, RegisterRequest, Task, TaskDone, TaskFailed,
+    lease_reply, task_failed, task_update, IoStats, JobSpec, LeaseRequest, RegisterRequest, Task, TaskDone, TaskFailed,
     TaskProgress, TaskUpdate, PROTOCOL_VERSION,
 };
 use cayley_shared::puzzle::parse_puzzle_with_file;
 use cayley_shared::search::job::Job;
 use cayley_shared::search::resources::human_bytes;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+
+pub mod link;
+use link::{status_reason, CALL_TIMEOUT};
+pub use link::{Client, Link};
 
 /// How a worker connects and computes.
 #[derive(Clone, Debug)]
@@ -35,7 +37,8 @@ pub struct WorkerConfig {
     pub checkpoint_dir: Option<PathBuf>,
     /// CA certificate (PEM) to verify a TLS coordinator.
     pub tls_ca: Option<PathBuf>,
-    /// How long to keep retrying when the coordinator cannot be reached.
+    /// How long to keep retrying when the coordinator cannot be reached,
+    /// at start and whenever it is lost mid-run.
     pub patience: Duration,
 }
 
@@ -50,8 +53,6 @@ pub struct WorkerSummary {
     /// Highest bytes of shards held in the cache.
     pub cache_peak: u64,
 }
-
-type Client = CoordinatorClient<InterceptedService<Channel, Auth>>;
 
 /// Adds the cluster token to every request.
 #[derive(Clone)]
@@ -83,63 +84,81 @@ impl tonic::service::Interceptor for Auth {
     }
 }
 
-/// Connects to the coordinator, retrying until `patience` runs out.
-pub async fn connect(
-    url: &str,
-    token: Option<&str>,
-    tls_ca: Option<&PathBuf>,
-    patience: Duration,
-) -> anyhow::Result<Client> {
-    let mut endpoint = Endpoint::from_shared(url.to_string())
-        .map_err(|e| anyhow::anyhow!("bad coordinator URL '{}': {}", url, e))?
-        .connect_timeout(Duration::from_secs(5))
-        .tcp_nodelay(true);
-    if let Some(ca) = tls_ca {
-        let pem =
-            std::fs::read(ca).map_err(|e| anyhow::anyhow!("cannot read CA certificate {}: {}", ca.display(), e))?;
-        endpoint = endpoint.tls_config(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem)))?;
-    }
-    let deadline = Instant::now() + patience;
-    loop {
-        match endpoint.connect().await {
-            Ok(channel) => return Ok(CoordinatorClient::with_interceptor(channel, Auth::new(token)?)),
-            Err(e) if Instant::now() < deadline => {
-                tracing::debug!("coordinator {} not reachable yet: {}", url, e);
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            Err(e) => anyhow::bail!("cannot reach the coordinator at {}: {}", url, e),
-        }
-    }
+/// This worker as one coordinator process knows it.
+struct Session {
+    client: Client,
+    worker_id: u64,
+    coordinator_id: u64,
+    spec: JobSpec,
 }
 
-/// Runs a worker until the job is over.
-pub async fn run_worker(config: WorkerConfig) -> anyhow::Result<WorkerSummary> {
-    let mut client = connect(
-        &config.coordinator,
-        config.token.as_deref(),
-        config.tls_ca.as_ref(),
-        config.patience,
-    )
-    .await?;
-    let threads = if config.threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        config.threads
-    };
-    let reply = client
-        .register(RegisterRequest {
+/// Why the lease loop ended.
+enum Ended {
+    /// The job is over (finished or stopped).
+    Over(WorkerSummary),
+    /// The coordinator cannot be reached (down, or behind a partition):
+    /// connect again.
+    Lost(String),
+    /// The coordinator no longer knows this worker (it was restarted):
+    /// register again.
+    Forgotten(String),
+}
+
+/// Connects and registers, retrying for `--patience` from `since` while
+/// the coordinator cannot be reached. A refusal (token, protocol version)
+/// is final.
+async fn join(link: &Link, config: &WorkerConfig, threads: usize, since: Instant) -> anyhow::Result<Session> {
+    loop {
+        let mut client = link.connect(since).await?;
+        let request = RegisterRequest {
             protocol_version: PROTOCOL_VERSION,
             worker_name: config.name.clone(),
             cores: threads as u32,
             memory_budget: config.memory,
-        })
-        .await
-        .map_err(|s| anyhow::anyhow!("the coordinator refused this worker: {}", s.message()))?
-        .into_inner();
-    let worker_id = reply.worker_id;
-    let spec = reply
-        .job
-        .ok_or_else(|| anyhow::anyhow!("the coordinator sent no job"))?;
+        };
+        let why = match tokio::time::timeout(CALL_TIMEOUT, client.register(request)).await {
+            Ok(Ok(reply)) => {
+                let reply = reply.into_inner();
+                let spec = reply
+                    .job
+                    .ok_or_else(|| anyhow::anyhow!("the coordinator sent no job"))?;
+                return Ok(Session {
+                    client,
+                    worker_id: reply.worker_id,
+                    coordinator_id: reply.coordinator_id,
+                    spec,
+                });
+            }
+            Ok(Err(status)) if transient(&status) => status_reason(&status),
+            Ok(Err(status)) => anyhow::bail!(
+                "the coordinator at {} refused this worker: {}",
+                link.url,
+                status.message()
+            ),
+            Err(_) => "no answer to register".to_string(),
+        };
+        if since.elapsed() >= link.patience {
+            anyhow::bail!("cannot register with the coordinator at {} ({})", link.url, why);
+        }
+        tracing::warn!("registering with {} failed ({}); retrying", link.url, why);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Failures of a call that another attempt (after reconnecting, or
+/// registering again) can cure: the coordinator is down, unreachable, or
+/// has restarted and no longer knows this worker.
+fn transient(status: &tonic::Status) -> bool {
+    use tonic::Code;
+    matches!(
+        status.code(),
+        Code::Unavailable | Code::Unknown | Code::Cancelled | Code::DeadlineExceeded | Code::NotFound | Code::Internal
+    )
+}
+
+/// The worker's job, rebuilt from the coordinator's spec; refused when this
+/// build plans it differently.
+pub fn job_of(spec: &JobSpec) -> anyhow::Result<Job> {
     let metric = spec.metric.parse().map_err(|e: String| anyhow::anyhow!(e))?;
     let file = (!spec.puzzle_file.is_empty()).then_some(spec.puzzle_file.as_str());
     let job = Job::new(
@@ -154,84 +173,164 @@ pub async fn run_worker(config: WorkerConfig) -> anyhow::Result<WorkerSummary> {
         job.fingerprint(),
         spec.fingerprint
     );
+    Ok(job)
+}
+
+/// Runs a worker until the job is over. A coordinator that goes away
+/// mid-run (crash, restart, partition) is retried for `--patience`; the
+/// worker then registers again and goes on, if it still serves the same
+/// job.
+pub async fn run_worker(config: WorkerConfig) -> anyhow::Result<WorkerSummary> {
+    let link = Link::new(
+        &config.coordinator,
+        config.token.as_deref(),
+        config.tls_ca.as_ref(),
+        config.patience,
+    )?;
+    let threads = if config.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        config.threads
+    };
+    tracing::info!("connecting to the coordinator at {}", link.url);
+    let mut session = join(&link, &config, threads, Instant::now()).await?;
+    let job = job_of(&session.spec)?;
     let checkpoint = config
         .checkpoint_dir
         .clone()
-        .unwrap_or_else(|| PathBuf::from(&spec.checkpoint_dir));
+        .unwrap_or_else(|| PathBuf::from(&session.spec.checkpoint_dir));
     tracing::info!(
         "worker {} joined {} ({} threads, memory budget {})",
-        worker_id,
-        spec.puzzle,
+        session.worker_id,
+        session.spec.puzzle,
         threads,
         human_bytes(config.memory as u128)
     );
     let memory = config.memory;
-    let runner = tokio::task::spawn_blocking(move || TaskRunner::new(job, &checkpoint, memory, threads)).await??;
+    let runner = {
+        let job = job.clone();
+        tokio::task::spawn_blocking(move || TaskRunner::new(job, &checkpoint, memory, threads)).await??
+    };
     let runner = Arc::new(Mutex::new(runner));
-    let mut summary = lease_loop(&mut client, worker_id, &runner).await?;
-    summary.cache_peak = runner.lock().expect("runner lock").cache_peak();
-    Ok(summary)
+    let mut tasks = 0u64;
+    loop {
+        match lease_loop(&mut session, &runner, &mut tasks).await? {
+            Ended::Over(mut summary) => {
+                summary.cache_peak = runner.lock().expect("runner lock").cache_peak();
+                return Ok(summary);
+            }
+            Ended::Lost(why) => {
+                tracing::warn!(
+                    "lost the coordinator at {} ({}); retrying for up to {} s",
+                    link.url,
+                    why,
+                    link.patience.as_secs()
+                );
+                // Back behind a healed partition, the coordinator still
+                // knows this worker; a restarted one says so at the next
+                // lease request.
+                session.client = link.connect(Instant::now()).await?;
+                tracing::info!("reached the coordinator at {} again", link.url);
+            }
+            Ended::Forgotten(why) => {
+                tracing::warn!("the coordinator at {} does not know this worker ({})", link.url, why);
+                let again = join(&link, &config, threads, Instant::now()).await?;
+                check_same_job(&session.spec, &again.spec, &link.url)?;
+                tracing::info!(
+                    "joined the coordinator at {} again as worker {} (was {})",
+                    link.url,
+                    again.worker_id,
+                    session.worker_id
+                );
+                session = again;
+            }
+        }
+    }
 }
 
-async fn lease_loop(
-    client: &mut Client,
-    worker_id: u64,
-    runner: &Arc<Mutex<TaskRunner>>,
-) -> anyhow::Result<WorkerSummary> {
-    let mut tasks = 0u64;
-    let mut failures = 0u32;
+/// A restarted coordinator must serve the job this worker computes for.
+fn check_same_job(before: &JobSpec, now: &JobSpec, url: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        before.fingerprint == now.fingerprint && before.checkpoint_dir == now.checkpoint_dir,
+        "the coordinator at {} now serves {} (fingerprint {:016x}, checkpoint {}), not the job this worker joined, {} (fingerprint {:016x}, checkpoint {}); start a new worker for it",
+        url,
+        now.puzzle,
+        now.fingerprint,
+        now.checkpoint_dir,
+        before.puzzle,
+        before.fingerprint,
+        before.checkpoint_dir
+    );
+    Ok(())
+}
+
+async fn lease_loop(session: &mut Session, runner: &Arc<Mutex<TaskRunner>>, tasks: &mut u64) -> anyhow::Result<Ended> {
+    let worker_id = session.worker_id;
     loop {
-        let reply = match client.lease(LeaseRequest { worker_id }).await {
-            Ok(r) => {
-                failures = 0;
-                r.into_inner()
+        let request = LeaseRequest {
+            worker_id,
+            coordinator_id: session.coordinator_id,
+        };
+        let reply = match tokio::time::timeout(CALL_TIMEOUT, session.client.lease(request)).await {
+            Ok(Ok(r)) => r.into_inner(),
+            Ok(Err(status)) if status.code() == tonic::Code::NotFound => {
+                return Ok(Ended::Forgotten(status.message().to_string()))
             }
-            Err(status) if status.code() == tonic::Code::Unavailable && failures < 50 => {
-                failures += 1;
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                continue;
-            }
-            Err(status) => anyhow::bail!("lost the coordinator: {}", status.message()),
+            Ok(Err(status)) if transient(&status) => return Ok(Ended::Lost(status_reason(&status))),
+            Ok(Err(status)) => anyhow::bail!("the coordinator refused a lease: {}", status.message()),
+            Err(_) => return Ok(Ended::Lost("no answer to a lease request".into())),
         };
         match reply.reply {
-            Some(lease_reply::Reply::Task(task)) => {
-                if let Some(fatal) = run_task(client, worker_id, runner, task).await? {
-                    anyhow::bail!(fatal);
-                }
-                tasks += 1;
-            }
+            Some(lease_reply::Reply::Task(task)) => match run_task(session, runner, task).await? {
+                TaskEnd::Reported => *tasks += 1,
+                TaskEnd::Dropped => {}
+                TaskEnd::Fatal(message) => anyhow::bail!(message),
+            },
             Some(lease_reply::Reply::WaitMs(ms)) => tokio::time::sleep(Duration::from_millis(ms as u64)).await,
             Some(lease_reply::Reply::Over(over)) => {
-                return Ok(WorkerSummary {
+                return Ok(Ended::Over(WorkerSummary {
                     worker_id,
-                    tasks,
+                    tasks: *tasks,
                     finished: over.finished,
                     reason: over.reason,
                     cache_peak: 0,
-                })
+                }))
             }
             None => anyhow::bail!("empty lease reply"),
         }
     }
 }
 
+/// How a task ended for this worker.
+enum TaskEnd {
+    /// Its result or failure was sent.
+    Reported,
+    /// Its lease ended first (expired, or another copy won): computing
+    /// stopped, nothing was reported.
+    Dropped,
+    /// This worker cannot go on.
+    Fatal(String),
+}
+
 /// Computes one task while streaming progress, then reports its result.
-/// Returns a message when this worker cannot go on.
-async fn run_task(
-    client: &mut Client,
-    worker_id: u64,
-    runner: &Arc<Mutex<TaskRunner>>,
-    task: Task,
-) -> anyhow::Result<Option<String>> {
+/// When the report stream ends before the task does (the lease expired,
+/// another copy of the task won, the connection broke), computing stops:
+/// the coordinator has already given the task to someone else.
+async fn run_task(session: &Session, runner: &Arc<Mutex<TaskRunner>>, task: Task) -> anyhow::Result<TaskEnd> {
+    let ids = Ids {
+        worker: session.worker_id,
+        coordinator: session.coordinator_id,
+    };
     let (tx, rx) = tokio::sync::mpsc::channel::<TaskUpdate>(16);
-    let mut report_client = client.clone();
-    let report = tokio::spawn(async move {
+    let mut report_client = session.client.clone();
+    let mut report = tokio::spawn(async move {
         report_client
             .report(tokio_stream::wrappers::ReceiverStream::new(rx))
             .await
     });
     let units = Arc::new(AtomicU64::new(0));
     let found = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
     let units_total = runner.lock().expect("runner lock").units_of_chunk(task.chunk);
     let progress = {
         let (units, found) = (units.clone(), found.clone());
@@ -241,50 +340,62 @@ async fn run_task(
             states_found: found.load(Ordering::Relaxed),
         }
     };
-    let compute = tokio::task::spawn_blocking({
-        let (runner, units, found) = (runner.clone(), units.clone(), found.clone());
+    let mut compute = tokio::task::spawn_blocking({
+        let (runner, units, found, stop) = (runner.clone(), units.clone(), found.clone(), stop.clone());
         move || {
             let mut runner = runner.lock().expect("runner lock");
-            runner.compute_chunk(task.from_level, task.chunk, &|f| {
-                units.fetch_add(1, Ordering::Relaxed);
-                found.fetch_add(f, Ordering::Relaxed);
-            })
+            runner.compute_chunk_until(
+                task.from_level,
+                task.chunk,
+                &|f| {
+                    units.fetch_add(1, Ordering::Relaxed);
+                    found.fetch_add(f, Ordering::Relaxed);
+                },
+                &stop,
+            )
         }
     });
-    let result = with_heartbeats(&tx, worker_id, &task, &progress, compute).await?;
+    let mut ticker = tokio::time::interval(Duration::from_millis(500));
+    let result = loop {
+        tokio::select! {
+            r = &mut compute => break r?,
+            ended = &mut report => {
+                stop.store(true, Ordering::Relaxed);
+                let _ = compute.await;
+                let why = match ended {
+                    Ok(Ok(reply)) => reply.into_inner().message,
+                    Ok(Err(status)) => status_reason(&status),
+                    Err(e) => e.to_string(),
+                };
+                tracing::warn!("dropped task ({}, {}): {}", task.from_level, task.chunk, why);
+                return Ok(TaskEnd::Dropped);
+            }
+            _ = ticker.tick() => {
+                let _ = tx.send(update(ids, &task, task_update::Update::Progress(progress()))).await;
+            }
+        }
+    };
     let fatal = match &result {
         Err(e @ TaskError::Unreadable(_)) => Some(e.to_string()),
         _ => None,
     };
-    finish_report(&tx, worker_id, &task, result, report).await;
-    Ok(fatal)
+    finish_report(&tx, ids, &task, result, report).await;
+    Ok(fatal.map_or(TaskEnd::Reported, TaskEnd::Fatal))
 }
 
-/// Awaits `work`, sending a progress message (the lease heartbeat) every
-/// half second meanwhile.
-async fn with_heartbeats<T>(
-    tx: &tokio::sync::mpsc::Sender<TaskUpdate>,
-    worker_id: u64,
-    task: &Task,
-    progress: &impl Fn() -> TaskProgress,
-    mut work: tokio::task::JoinHandle<T>,
-) -> Result<T, tokio::task::JoinError> {
-    let mut ticker = tokio::time::interval(Duration::from_millis(500));
-    loop {
-        tokio::select! {
-            r = &mut work => return r,
-            _ = ticker.tick() => {
-                let _ = tx.send(update(worker_id, task, task_update::Update::Progress(progress()))).await;
-            }
-        }
-    }
+/// Who is reporting, to which coordinator.
+#[derive(Clone, Copy)]
+struct Ids {
+    worker: u64,
+    coordinator: u64,
 }
 
-fn update(worker_id: u64, task: &Task, u: task_update::Update) -> TaskUpdate {
+fn update(ids: Ids, task: &Task, u: task_update::Update) -> TaskUpdate {
     TaskUpdate {
-        worker_id,
+        worker_id: ids.worker,
         lease_id: task.lease_id,
         update: Some(u),
+        coordinator_id: ids.coordinator,
     }
 }
 
@@ -293,7 +404,7 @@ type ReportHandle = tokio::task::JoinHandle<Result<tonic::Response<cayley_proto:
 /// Sends the task's result or failure and closes its report stream.
 async fn finish_report(
     tx: &tokio::sync::mpsc::Sender<TaskUpdate>,
-    worker_id: u64,
+    ids: Ids,
     task: &Task,
     result: Result<TaskResult, TaskError>,
     report: ReportHandle,
@@ -306,7 +417,7 @@ async fn finish_report(
                 TaskError::DiskFull(_) => (task_failed::Kind::DiskFull, 0, 0),
                 TaskError::CorruptInput { level, chunk, .. } => (task_failed::Kind::CorruptInput, *level, *chunk),
                 TaskError::Unreadable(_) => (task_failed::Kind::UnreadableCheckpoint, 0, 0),
-                TaskError::Other(_) => (task_failed::Kind::Other, 0, 0),
+                TaskError::Other(_) | TaskError::Stopped => (task_failed::Kind::Other, 0, 0),
             };
             task_update::Update::Failed(TaskFailed {
                 kind: kind as i32,
@@ -316,14 +427,14 @@ async fn finish_report(
             })
         }
     };
-    let _ = tx.send(update(worker_id, task, last)).await;
+    let _ = tx.send(update(ids, task, last)).await;
     let where_ = format!("task ({}, {})", task.from_level, task.chunk);
     match report.await {
         Ok(Ok(reply)) if !reply.get_ref().accepted => {
             tracing::warn!("coordinator did not accept {}: {}", where_, reply.get_ref().message)
         }
         Ok(Ok(_)) => {}
-        Ok(Err(status)) => tracing::warn!("reporting {} failed: {}", where_, status.message()),
+        Ok(Err(status)) => tracing::warn!("reporting {} failed: {}", where_, status_reason(&status)),
         Err(e) => tracing::warn!("reporting {} failed: {}", where_, e),
     }
 }

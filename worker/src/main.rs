@@ -41,16 +41,21 @@ struct Args {
     /// CA certificate (PEM) that signed the coordinator's TLS certificate.
     #[arg(long, value_name = "FILE")]
     tls_ca: Option<PathBuf>,
-    /// Seconds to keep retrying while the coordinator is unreachable at start.
-    #[arg(long, value_name = "S", default_value_t = 60)]
+    /// Seconds to keep retrying while the coordinator is unreachable: at start, and
+    /// whenever it is lost mid-run (a crash, a restart with `serve --resume`, a partition).
+    /// The worker then registers again and goes on if the coordinator serves the same job.
+    #[arg(long, value_name = "S", default_value_t = 300)]
     patience: u64,
 }
 
 #[tokio::main]
 async fn main() {
+    use std::io::IsTerminal;
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
+        // Colour codes only for a terminal: logs go to files and journals.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let args = Args::parse();
     let name = args.name.unwrap_or_else(|| {

@@ -18,6 +18,7 @@ use cayley_shared::kernel::task::TaskStats;
 use cayley_shared::search::job::Job;
 use readers::Readers;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -44,6 +45,8 @@ pub enum TaskError {
     Unreadable(String),
     /// Anything else.
     Other(String),
+    /// Asked to stop (its lease ended); nothing was written.
+    Stopped,
 }
 
 impl std::fmt::Display for TaskError {
@@ -51,6 +54,7 @@ impl std::fmt::Display for TaskError {
         match self {
             TaskError::DiskFull(m) | TaskError::Unreadable(m) | TaskError::Other(m) => f.write_str(m),
             TaskError::CorruptInput { message, .. } => f.write_str(message),
+            TaskError::Stopped => f.write_str("stopped: the task's lease ended"),
         }
     }
 }
@@ -321,12 +325,26 @@ impl TaskRunner {
         chunk: u64,
         on_unit: &(dyn Fn(u64) + Sync),
     ) -> Result<TaskResult, TaskError> {
+        self.compute_chunk_until(from_level, chunk, on_unit, &AtomicBool::new(false))
+    }
+
+    /// [`Self::compute_chunk`] that gives up, writing nothing, once `stop`
+    /// is set (checked between batches of shards): a worker whose lease has
+    /// ended (expired behind a partition, or another copy of the task won)
+    /// stops computing what nobody will accept.
+    pub fn compute_chunk_until(
+        &mut self,
+        from_level: u32,
+        chunk: u64,
+        on_unit: &(dyn Fn(u64) + Sync),
+        stop: &AtomicBool,
+    ) -> Result<TaskResult, TaskError> {
         // The whole task runs on one of the pool's threads: the kernel's and
         // the compressor's parallel loops then start there, instead of
         // waking a pool thread from outside for every shard (on the 4×4's
         // sparse levels, rayon's idle spinning took a fifth of the CPU).
         let pool = self.pool.clone();
-        pool.install(|| self.compute_chunk_on_pool(from_level, chunk, on_unit))
+        pool.install(|| self.compute_chunk_on_pool(from_level, chunk, on_unit, stop))
     }
 
     fn compute_chunk_on_pool(
@@ -334,6 +352,7 @@ impl TaskRunner {
         from_level: u32,
         chunk: u64,
         on_unit: &(dyn Fn(u64) + Sync),
+        stop: &AtomicBool,
     ) -> Result<TaskResult, TaskError> {
         let started = Instant::now();
         self.check_checkpoint_visible()?;
@@ -360,6 +379,10 @@ impl TaskRunner {
         let (mut states, mut classes) = (0u64, 0u64);
         let shards: Vec<u64> = self.ctx.job.chunking.shards_of(chunk).collect();
         for group in shards.chunks(self.batch) {
+            if stop.load(Ordering::Relaxed) {
+                // The writer's drop removes its temporary file.
+                return Err(TaskError::Stopped);
+            }
             let sources_started = Instant::now();
             let sources = self.sources_of(group);
             io.sources_seconds += sources_started.elapsed().as_secs_f64();
@@ -391,6 +414,9 @@ impl TaskRunner {
                     self.cache.offer((out_level, shard), Bits::new(kept, found.found));
                 }
             }
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Err(TaskError::Stopped);
         }
         let written = Instant::now();
         let (header, file_bytes) = writer.finish().map_err(output_error)?;

@@ -16,6 +16,7 @@ fn help_documents_every_flag() {
         "--threads",
         "--checkpoint-dir",
         "--tls-ca",
+        "--patience",
     ] {
         assert!(text.contains(flag), "{} missing from --help", flag);
     }
@@ -30,8 +31,14 @@ fn an_unreachable_coordinator_is_a_clear_error() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
+    // Where, why and for how long, then the final error.
     assert!(
-        err.contains("cannot reach the coordinator at http://127.0.0.1:9"),
+        err.contains("connecting to the coordinator at http://127.0.0.1:9"),
+        "{}",
+        err
+    );
+    assert!(
+        err.contains("error: no coordinator at http://127.0.0.1:9 (connection refused); gave up after 1 s"),
         "{}",
         err
     );

@@ -23,6 +23,8 @@ pub struct ServeOptions {
     /// PEM certificate and key for TLS.
     pub tls: Option<(PathBuf, PathBuf)>,
     pub lease_secs: u32,
+    /// Whether idle workers get backup copies of straggling tasks.
+    pub backups: bool,
 }
 
 /// A running server.
@@ -31,13 +33,16 @@ pub struct Running {
     phase_rx: watch::Receiver<Phase>,
     shutdown_tx: watch::Sender<bool>,
     server: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
-    /// Fsyncs the journal a second after records arrive.
+    /// Fsyncs the journal a second after records arrive and expires
+    /// leases.
     journal_clock: tokio::task::JoinHandle<()>,
 }
 
 /// Starts serving `state`.
 pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> {
     let initial = state.phase.clone();
+    let mut state = state;
+    state.backups = options.backups;
     let state = Arc::new(Mutex::new(state));
     let (phase_tx, phase_rx) = watch::channel(initial);
     let phase_tx = Arc::new(phase_tx);
@@ -45,6 +50,7 @@ pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> 
         state: state.clone(),
         phase_tx: phase_tx.clone(),
         lease_secs: options.lease_secs,
+        coordinator_id: rand::random::<u64>(),
     };
     let journal_clock = tokio::spawn({
         let state = state.clone();
@@ -54,6 +60,11 @@ pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> 
                 clock.tick().await;
                 let mut s = state.lock().expect("job state lock");
                 s.sync_journal_if_due();
+                // A task whose worker went silent goes back to the queue
+                // even while nobody asks for work, and `status` shows it.
+                if s.phase == Phase::Running {
+                    s.expire_leases();
+                }
                 publish_end(&s, &phase_tx);
             }
         }
@@ -105,19 +116,19 @@ impl Running {
         }
     }
 
-    /// Gives workers `grace` to hear that the job is over, then stops serving.
+    /// Gives workers `grace` to hear that the job is over, then stops
+    /// serving. Every worker still alive (not lost) is waited for until it
+    /// has asked for work and been told: a slow or briefly stopped worker
+    /// that found the coordinator gone would otherwise retry it for its
+    /// whole `--patience` and exit with an error.
     pub async fn shutdown(self, grace: Duration) -> anyhow::Result<Arc<Mutex<JobState>>> {
         let deadline = tokio::time::Instant::now() + grace;
         while tokio::time::Instant::now() < deadline {
-            let busy = {
+            let waiting = {
                 let s = self.state.lock().expect("state");
-                s.workers
-                    .values()
-                    .any(|w| w.last_seen.elapsed() < Duration::from_secs(2) && w.busy)
+                s.workers.iter().any(|(&id, w)| !w.told_over && !s.is_lost(id))
             };
-            if !busy {
-                // Leave one poll interval for idle workers to ask again.
-                tokio::time::sleep(Duration::from_millis(300)).await;
+            if !waiting {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

@@ -19,9 +19,23 @@ pub struct CoordinatorService {
     /// Set to the final phase when the job ends.
     pub phase_tx: Arc<watch::Sender<Phase>>,
     pub lease_secs: u32,
+    /// Random per process (see `RegisterReply.coordinator_id`).
+    pub coordinator_id: u64,
 }
 
 impl CoordinatorService {
+    /// Worker and lease ids of an earlier coordinator mean nothing here:
+    /// NOT_FOUND makes the worker register again.
+    fn check_coordinator(&self, id: u64) -> Result<(), Status> {
+        if id == self.coordinator_id {
+            Ok(())
+        } else {
+            Err(Status::not_found(
+                "this worker registered with an earlier coordinator of the job; register again",
+            ))
+        }
+    }
+
     fn with_state<T>(&self, f: impl FnOnce(&mut JobState) -> T) -> T {
         let mut state = self.state.lock().expect("job state lock");
         let out = f(&mut state);
@@ -122,12 +136,15 @@ impl Coordinator for CoordinatorService {
                 worker_id: id,
                 job: Some(job),
                 lease_secs,
+                coordinator_id: self.coordinator_id,
             }))
         })
     }
 
     async fn lease(&self, request: Request<LeaseRequest>) -> Result<Response<LeaseReply>, Status> {
-        let worker = request.into_inner().worker_id;
+        let request = request.into_inner();
+        self.check_coordinator(request.coordinator_id)?;
+        let worker = request.worker_id;
         self.with_state(|s| {
             if !s.touch(worker) {
                 return Err(Status::not_found(format!("worker {} is not registered", worker)));
@@ -152,6 +169,7 @@ impl Coordinator for CoordinatorService {
                     return Err(Status::cancelled("report stream ended without a result"));
                 }
             };
+            self.check_coordinator(update.coordinator_id)?;
             lease = Some((update.worker_id, update.lease_id));
             let verdict = match update.update {
                 Some(task_update::Update::Progress(p)) => {
@@ -177,12 +195,13 @@ impl Coordinator for CoordinatorService {
     }
 
     async fn status(&self, _request: Request<StatusRequest>) -> Result<Response<StatusReply>, Status> {
-        Ok(Response::new(self.with_state(|s| status_of(s))))
+        let lease_secs = self.lease_secs;
+        Ok(Response::new(self.with_state(|s| status_of(s, lease_secs))))
     }
 }
 
 /// Snapshot of the job for `cayley status`.
-fn status_of(s: &JobState) -> StatusReply {
+fn status_of(s: &JobState, lease_secs: u32) -> StatusReply {
     let space = &s.job.space;
     let running = s.manifest.running.as_ref();
     let tasks_done = s.chunks_done();
@@ -218,6 +237,7 @@ fn status_of(s: &JobState) -> StatusReply {
                 busy: w.busy,
                 idle_secs: w.last_seen.elapsed().as_secs_f64(),
                 memory_budget: w.memory_budget,
+                lost: s.is_lost(id),
             })
             .collect(),
         elapsed_secs: s.started.elapsed().as_secs_f64(),
@@ -234,5 +254,10 @@ fn status_of(s: &JobState) -> StatusReply {
             sources_seconds: s.level_io().sources_seconds,
             other_seconds: s.level_io().other_seconds,
         }),
+        expired_leases: s.lease_stats.expired,
+        late_reports: s.lease_stats.late_reports,
+        backups_issued: s.lease_stats.backups_issued,
+        backups_won: s.lease_stats.backups_won,
+        lease_secs,
     }
 }

@@ -15,11 +15,11 @@
 //! service reads outside the state lock.
 
 use crate::manifest::{read_journal, save_manifest, ChunkRecord, IoTotals, Journal, Manifest, RunningLevel};
-use cayley_proto::{lease_reply, JobOver, Task, TaskProgress};
+use cayley_proto::{lease_reply, JobOver};
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::{verify_chunk, ChunkId};
 use cayley_shared::search::job::Job;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 /// Where the job stands.
@@ -41,13 +41,6 @@ pub trait Reporter: Send {
     }
 }
 
-pub(super) struct Lease {
-    pub(super) key: (u32, u64),
-    pub(super) worker: u64,
-    deadline: Instant,
-    progress: TaskProgress,
-}
-
 /// What the coordinator knows about one worker.
 pub struct WorkerInfo {
     pub name: String,
@@ -58,6 +51,11 @@ pub struct WorkerInfo {
     pub busy_secs: f64,
     pub last_seen: Instant,
     pub busy: bool,
+    /// Its report stream broke or a lease of it expired, and it has not
+    /// been heard from since.
+    pub lost: bool,
+    /// It has been told that the job is over.
+    pub told_over: bool,
 }
 
 /// The state of one job.
@@ -71,11 +69,18 @@ pub struct JobState {
     /// Text of the puzzle's definition file, sent to workers.
     pub puzzle_file: Option<String>,
     pub(super) lease_duration: Duration,
+    /// Whether idle workers get backup copies of straggling tasks.
+    pub backups: bool,
+    pub lease_stats: LeaseStats,
     pub(super) fingerprint: u64,
     pub(super) pending: BTreeSet<(u32, u64)>,
     pub(super) leases: HashMap<u64, Lease>,
     /// Task of every lease issued in the running level (to recognise late duplicates).
     pub(super) issued: HashMap<u64, (u32, u64)>,
+    /// Leases ended because another copy of their task was recorded first
+    /// (one per backup copy; kept across levels, as the loser may report
+    /// after its level closed).
+    pub(super) superseded: HashSet<u64>,
     pub(super) failures: HashMap<(u32, u64), u32>,
     /// Completed chunks of the running level.
     pub(super) done: BTreeMap<u64, ChunkRecord>,
@@ -87,6 +92,8 @@ pub struct JobState {
     /// chunks (kept as sums so progress costs the same at any plan size).
     done_units: u64,
     done_stored: u64,
+    /// Seconds the running level's completed tasks took (as reported).
+    pub(super) done_seconds: f64,
     next_lease: u64,
     next_worker: u64,
     pub(super) level_started: Instant,
@@ -127,15 +134,19 @@ impl JobState {
             workers: BTreeMap::new(),
             started: Instant::now(),
             lease_duration,
+            backups: true,
+            lease_stats: LeaseStats::default(),
             pending: BTreeSet::new(),
             leases: HashMap::new(),
             issued: HashMap::new(),
+            superseded: HashSet::new(),
             failures: HashMap::new(),
             done: BTreeMap::new(),
             journal: None,
             level_io: IoTotals::default(),
             done_units: 0,
             done_stored: 0,
+            done_seconds: 0.0,
             next_lease: 1,
             next_worker: 1,
             level_started: Instant::now(),
@@ -235,6 +246,7 @@ impl JobState {
         self.level_io = IoTotals::default();
         self.done_units = 0;
         self.done_stored = 0;
+        self.done_seconds = 0.0;
         self.pending = (0..self.job.chunking.chunks()).map(|c| (from_level, c)).collect();
         self.issued.clear();
         self.level_started = Instant::now();
@@ -295,110 +307,11 @@ impl JobState {
                 busy_secs: 0.0,
                 last_seen: Instant::now(),
                 busy: false,
+                lost: false,
+                told_over: false,
             },
         );
         id
-    }
-
-    /// Notes that a worker is alive.
-    pub fn touch(&mut self, worker: u64) -> bool {
-        match self.workers.get_mut(&worker) {
-            Some(w) => {
-                w.last_seen = Instant::now();
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Hands out a task, asks the worker to wait, or says the job is over.
-    pub fn lease(&mut self, worker: u64) -> lease_reply::Reply {
-        self.touch(worker);
-        match &self.phase {
-            Phase::Finished => return over(true, "the job is finished"),
-            Phase::Stopped(why) => return over(false, why),
-            Phase::Running => {}
-        }
-        self.expire_leases();
-        let Some(key) = self.choose(worker) else {
-            return lease_reply::Reply::WaitMs(100);
-        };
-        self.pending.remove(&key);
-        let lease_id = self.next_lease;
-        self.next_lease += 1;
-        self.issued.insert(lease_id, key);
-        self.leases.insert(
-            lease_id,
-            Lease {
-                key,
-                worker,
-                deadline: Instant::now() + self.lease_duration,
-                progress: TaskProgress::default(),
-            },
-        );
-        if let Some(w) = self.workers.get_mut(&worker) {
-            w.busy = true;
-        }
-        lease_reply::Reply::Task(Task {
-            lease_id,
-            from_level: key.0,
-            chunk: key.1,
-        })
-    }
-
-    /// The next task for `worker`: a repair if one is pending (and nothing
-    /// else while one is outstanding), else the first pending chunk of the
-    /// worker's own segment, else the last pending chunk of the level.
-    fn choose(&self, worker: u64) -> Option<(u32, u64)> {
-        let running_from = self.manifest.running.as_ref().map_or(u32::MAX, |r| r.from_level);
-        let first = *self.pending.first()?;
-        let repairing = first.0 < running_from || self.leases.values().any(|l| l.key.0 < running_from);
-        if repairing {
-            return (first.0 < running_from).then_some(first);
-        }
-        let chunks = self.job.chunking.chunks();
-        let alive: Vec<u64> = self
-            .workers
-            .iter()
-            .filter(|(&id, w)| id == worker || w.last_seen.elapsed() < 2 * self.lease_duration)
-            .map(|(&id, _)| id)
-            .collect();
-        let i = alive.iter().position(|&id| id == worker).unwrap_or(0) as u64;
-        let n = alive.len().max(1) as u64;
-        let (lo, hi) = (i * chunks / n, (i + 1) * chunks / n);
-        self.pending
-            .range((running_from, lo)..(running_from, hi))
-            .next()
-            .or_else(|| self.pending.last())
-            .copied()
-    }
-
-    /// Returns expired leases to the queue.
-    fn expire_leases(&mut self) {
-        let now = Instant::now();
-        let expired: Vec<u64> = self
-            .leases
-            .iter()
-            .filter(|(_, l)| l.deadline < now)
-            .map(|(&id, _)| id)
-            .collect();
-        for id in expired {
-            let lease = self.leases.remove(&id).expect("listed above");
-            self.reporter.warn(&format!(
-                "lease of task ({}, {}) held by worker {} expired; re-issuing it",
-                lease.key.0, lease.key.1, lease.worker
-            ));
-            self.release(lease);
-        }
-    }
-
-    pub(super) fn release(&mut self, lease: Lease) {
-        if let Some(w) = self.workers.get_mut(&lease.worker) {
-            w.busy = false;
-        }
-        if !self.is_done(lease.key) {
-            self.pending.insert(lease.key);
-        }
     }
 
     pub(super) fn is_done(&self, key: (u32, u64)) -> bool {
@@ -408,55 +321,20 @@ impl JobState {
         }
     }
 
-    /// Records progress of a leased task and renews its lease.
-    pub fn progress(&mut self, worker: u64, lease_id: u64, progress: TaskProgress) -> Result<(), String> {
-        self.touch(worker);
-        let duration = self.lease_duration;
-        let lease = self.current_lease(worker, lease_id)?;
-        lease.deadline = Instant::now() + duration;
-        lease.progress = progress;
-        let (blocks, states) = self.level_progress();
-        self.reporter.progress(blocks, states);
-        Ok(())
-    }
-
-    pub(super) fn current_lease(&mut self, worker: u64, lease_id: u64) -> Result<&mut Lease, String> {
-        match self.leases.get_mut(&lease_id) {
-            Some(l) if l.worker == worker => Ok(l),
-            Some(l) => Err(format!(
-                "lease {} is held by worker {}, not {}",
-                lease_id, l.worker, worker
-            )),
-            None => Err(format!("lease {} is unknown or expired", lease_id)),
-        }
-    }
-
     /// Records a completed chunk of the running level.
     pub(super) fn record_done(&mut self, record: ChunkRecord) {
         let r = self.job.chunking.shards_of(record.chunk);
         self.done_units += (r.end - r.start) * self.job.space.units_per_shard();
         self.done_stored += record.stored;
+        self.done_seconds += record.seconds;
         self.level_io.add(&record.io);
         self.done.insert(record.chunk, record);
     }
 
     /// Units done and (stored) states found so far in the running level.
     pub fn level_progress(&self) -> (u64, u64) {
-        let live = self.leases.values().map(|l| l.progress.blocks_done).sum::<u64>();
-        let live_found = self.leases.values().map(|l| l.progress.states_found).sum::<u64>();
+        let (live, live_found) = self.live_progress();
         (self.done_units + live, self.done_stored + live_found)
-    }
-
-    /// A worker dropped its report stream before finishing: re-issue.
-    pub fn abandon(&mut self, worker: u64, lease_id: u64) {
-        if self.current_lease(worker, lease_id).is_ok() {
-            let lease = self.leases.remove(&lease_id).expect("checked");
-            self.reporter.warn(&format!(
-                "worker {} dropped task ({}, {}); re-issuing it",
-                worker, lease.key.0, lease.key.1
-            ));
-            self.release(lease);
-        }
     }
 }
 
@@ -468,7 +346,9 @@ fn over(finished: bool, reason: &str) -> lease_reply::Reply {
 }
 
 pub mod completion;
+pub mod leases;
 pub use completion::Verdict;
+use leases::{Lease, LeaseStats};
 
 #[cfg(test)]
 mod tests;

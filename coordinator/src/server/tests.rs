@@ -89,6 +89,7 @@ async fn a_worker_of_another_protocol_version_is_refused() {
         state: Arc::new(Mutex::new(s)),
         phase_tx: Arc::new(tx),
         lease_secs: 30,
+        coordinator_id: 7,
     };
     let request = |version| {
         tonic::Request::new(RegisterRequest {

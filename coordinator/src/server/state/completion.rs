@@ -79,13 +79,17 @@ impl JobState {
     /// Step 1 of accepting a result: the lease and the reported numbers.
     pub fn begin_complete(&mut self, worker: u64, lease_id: u64, done: TaskDone) -> Result<Completion, Verdict> {
         self.touch(worker);
-        let key = match self.current_lease(worker, lease_id) {
-            Ok(l) => l.key,
+        let key = match self.current_lease(worker, lease_id).map(|l| l.key) {
+            Ok(key) => key,
+            Err(why) if self.superseded.contains(&lease_id) => return Err(Verdict::Ignored(why)),
             Err(why) => {
+                // The lease expired or its stream broke (a partition, a
+                // silent worker): the task went to someone else.
+                self.note_late(worker, lease_id, &why);
                 return Err(match self.issued.get(&lease_id).copied().filter(|&k| self.is_done(k)) {
                     Some(_) => Verdict::Ignored("already recorded".into()),
                     None => Verdict::Rejected(why),
-                })
+                });
             }
         };
         let range = self.job.chunking.shards_of(key.1);
@@ -111,11 +115,15 @@ impl JobState {
             return self.reject(c.lease_id, c.key, c.worker, why);
         }
         // The lease may have expired meanwhile; the file is good either way.
-        if let Some(lease) = self.leases.remove(&c.lease_id) {
-            if let Some(w) = self.workers.get_mut(&lease.worker) {
-                w.busy = false;
+        let backup = match self.leases.remove(&c.lease_id) {
+            Some(lease) => {
+                if let Some(w) = self.workers.get_mut(&lease.worker) {
+                    w.busy = false;
+                }
+                lease.backup
             }
-        }
+            None => false,
+        };
         if let Some(w) = self.workers.get_mut(&c.worker) {
             w.tasks_done += 1;
             w.evaluations += c.done.evaluations;
@@ -164,6 +172,10 @@ impl JobState {
             return Verdict::Rejected("journal not writable".into());
         }
         self.record_done(record);
+        self.supersede(c.key);
+        if backup {
+            self.lease_stats.backups_won += 1;
+        }
         self.failures.remove(&c.key);
         let (blocks, states) = self.level_progress();
         self.reporter.progress(blocks, states);
@@ -245,7 +257,12 @@ impl JobState {
             // run, `cayley serve --resume` for a cluster.
             task_failed::Kind::DiskFull => self.stop(format!("disk full: {}", failed.message)),
             task_failed::Kind::CorruptInput => return Ok(self.repair_check(key, failed)),
-            task_failed::Kind::UnreadableCheckpoint => {}
+            // The worker leaves: nobody need wait for it to hear the end.
+            task_failed::Kind::UnreadableCheckpoint => {
+                if let Some(w) = self.workers.get_mut(&worker) {
+                    w.lost = true;
+                }
+            }
             task_failed::Kind::Other => self.count_failure(key, &failed.message),
         }
         Ok(None)

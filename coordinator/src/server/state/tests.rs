@@ -3,7 +3,7 @@
 //! same damaged file, an output damaged between its write and its report).
 
 use super::*;
-use cayley_proto::{task_failed, TaskDone, TaskFailed};
+use cayley_proto::{task_failed, Task, TaskDone, TaskFailed, TaskProgress};
 use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::files::format::verify_chunk;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
@@ -268,4 +268,105 @@ fn a_reduced_job_records_the_full_counts() {
     assert_eq!(h.depths(), PUBLISHED_2X4);
     let stored: u64 = h.state.manifest.levels.iter().map(|l| l.stored).sum();
     assert!(stored < 40320, "{} bits stored", stored);
+}
+
+/// The harness with a lease period of `lease`.
+fn harness_with_lease(lease: Duration) -> Harness {
+    let mut h = harness(KeepLevels::All);
+    h.state.lease_duration = lease;
+    h
+}
+
+/// Level 1 (chunks 0..8) with worker `slow` holding one task and `fast`
+/// having computed the seven others; returns slow's task.
+fn all_but_one_done(h: &mut Harness, slow: u64, fast: u64) -> Task {
+    let held = h.lease(slow);
+    for _ in 0..7 {
+        let task = h.lease(fast);
+        let done = h.compute(&task);
+        assert_eq!(h.state.complete(fast, task.lease_id, done), Verdict::Accepted);
+    }
+    held
+}
+
+#[test]
+fn an_idle_worker_copies_a_straggler_and_the_first_result_wins() {
+    let mut h = harness_with_lease(Duration::from_secs(600));
+    let slow = h.state.register("slow".into(), 1, 0);
+    let fast = h.state.register("fast".into(), 1, 0);
+    let held = all_but_one_done(&mut h, slow, fast);
+    // Slow's task has run longer than the average task (milliseconds), with
+    // no progress: fast gets a second copy of it.
+    std::thread::sleep(Duration::from_millis(50));
+    let copy = h.lease(fast);
+    assert_eq!((copy.from_level, copy.chunk), (held.from_level, held.chunk));
+    assert_ne!(copy.lease_id, held.lease_id);
+    // One copy at most: slow, asking again, waits.
+    assert!(matches!(h.state.lease(slow), lease_reply::Reply::WaitMs(_)));
+    let done = h.compute(&copy);
+    assert_eq!(h.state.complete(fast, copy.lease_id, done), Verdict::Accepted);
+    assert_eq!(
+        h.state.manifest.levels.len(),
+        2,
+        "level 1 closed with the copy's result"
+    );
+    // The original's lease ended: its progress is refused (its worker
+    // stops) and its result, the same file, is ignored, not counted twice.
+    assert!(h.state.progress(slow, held.lease_id, TaskProgress::default()).is_err());
+    assert!(matches!(
+        h.state.complete(slow, held.lease_id, done),
+        Verdict::Ignored(_)
+    ));
+    let stats = h.state.lease_stats;
+    assert_eq!((stats.backups_issued, stats.backups_won, stats.late_reports), (1, 1, 0));
+    h.run_until(fast, usize::MAX);
+    assert_eq!(h.depths(), PUBLISHED_2X4);
+}
+
+#[test]
+fn no_copy_of_a_task_that_is_on_time_or_when_backups_are_off() {
+    let mut h = harness_with_lease(Duration::from_secs(600));
+    let slow = h.state.register("slow".into(), 1, 0);
+    let fast = h.state.register("fast".into(), 1, 0);
+    let held = all_but_one_done(&mut h, slow, fast);
+    std::thread::sleep(Duration::from_millis(50));
+    // Nearly done: what is left takes less than an average task.
+    let progress = TaskProgress {
+        blocks_done: 999_999,
+        blocks_total: 1_000_000,
+        states_found: 0,
+    };
+    h.state.progress(slow, held.lease_id, progress).unwrap();
+    assert!(matches!(h.state.lease(fast), lease_reply::Reply::WaitMs(_)));
+    // No progress at all, but backups are off.
+    h.state.progress(slow, held.lease_id, TaskProgress::default()).unwrap();
+    h.state.backups = false;
+    assert!(matches!(h.state.lease(fast), lease_reply::Reply::WaitMs(_)));
+    h.state.backups = true;
+    assert_eq!(h.lease(fast).chunk, held.chunk);
+}
+
+#[test]
+fn a_result_after_its_lease_expired_is_late_and_its_worker_lost() {
+    let mut h = harness_with_lease(Duration::from_millis(100));
+    let cut_off = h.state.register("cut off".into(), 1, 0);
+    let other = h.state.register("other".into(), 1, 0);
+    let task = h.lease(cut_off);
+    let done = h.compute(&task);
+    std::thread::sleep(Duration::from_millis(150));
+    // The server's clock expires the lease; the worker is lost until heard.
+    h.state.expire_leases();
+    assert!(h.state.is_lost(cut_off));
+    let verdict = h.state.complete(cut_off, task.lease_id, done);
+    assert!(
+        matches!(verdict, Verdict::Rejected(ref m) if m.contains("expired")),
+        "{:?}",
+        verdict
+    );
+    assert_eq!((h.state.lease_stats.expired, h.state.lease_stats.late_reports), (1, 1));
+    assert!(!h.state.is_lost(cut_off), "heard again, so no longer lost");
+    // The task went back to the queue and is computed once.
+    h.state.lease_duration = Duration::from_secs(600);
+    h.run_until(other, usize::MAX);
+    assert_eq!(h.depths(), PUBLISHED_2X4);
 }

@@ -1,0 +1,162 @@
+//! Workers that outlive their coordinator (issue 21) and a cluster that
+//! says what is wrong (issue 22, item 4): real `cayley serve` and
+//! `cayley-worker` processes on 127.0.0.1. Tables are compared with
+//! tests/data/loopover-mtm.csv.
+
+use cayley_tests::checkpoint::journal;
+use cayley_tests::procs::{
+    free_port, pause, signal, start_worker_with, wait_until, wait_with_timeout, worker_output, Coordinator, Lines,
+};
+use cayley_tests::{cayley, published_table, stderr_text, test_dir};
+use std::time::Duration;
+
+const TOKEN: &str = "restart-token";
+const LONG: Duration = Duration::from_secs(240);
+/// 90 shards of 2 pieces, one task each: 90 tasks a level, so that a level
+/// is long enough to be caught in the middle.
+const MANY_TASKS: [&str; 5] = ["--no-symmetry", "--shard-pieces", "2", "--chunk-shards", "1"];
+
+fn published_2x5() -> Vec<u64> {
+    published_table("loopover-mtm.csv", "2x5")
+}
+
+#[test]
+fn a_coordinator_killed_mid_level_gets_the_same_workers_back() {
+    let dir = test_dir();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let mut coordinator =
+        Coordinator::start_with(&[], dir.path(), dir.path(), "loopover:2x5", TOKEN, &listen, &MANY_TASKS);
+    let workers: Vec<_> = (0..2)
+        .map(|_| start_worker_with(&coordinator.url, TOKEN, dir.path(), 1, &["--patience", "120"]))
+        .collect();
+    // Level 9, the densest, partly recorded: stop the workers there so the
+    // kill lands in the middle of the level, whatever the machine's speed.
+    let ck = coordinator.checkpoint.clone();
+    assert!(wait_until(LONG, || journal(&ck, 9).len() >= 5), "level 9 never started");
+    workers.iter().for_each(pause);
+    let recorded = journal(&ck, 9).len();
+    assert_eq!(coordinator.levels_done(), 9, "level 9 closed before the kill");
+    assert!(recorded < 90, "level 9 is complete ({} tasks)", recorded);
+    coordinator.kill();
+    workers.iter().for_each(|w| signal(w, libc::SIGCONT));
+    coordinator.resume();
+    for worker in workers {
+        let (ok, log) = worker_output(worker, LONG);
+        assert!(ok, "a worker did not finish: {}", log);
+        let rejoined = format!("joined the coordinator at {} again", coordinator.url);
+        assert!(log.contains(&rejoined), "the worker did not register again: {}", log);
+    }
+    // Exact: no task of the interrupted level was lost or counted twice.
+    assert_eq!(coordinator.finish(LONG), published_2x5());
+}
+
+#[test]
+fn a_worker_started_before_its_coordinator_says_where_and_why_then_joins() {
+    let dir = test_dir();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let url = format!("http://{}", listen);
+    let mut worker = start_worker_with(&url, TOKEN, dir.path(), 1, &["--patience", "120"]);
+    let mut log = Lines::of(&mut worker);
+    let first = log.wait_for("connecting to the coordinator", LONG);
+    assert!(
+        first.ends_with(&format!("connecting to the coordinator at {}", url)),
+        "{}",
+        first
+    );
+    let retrying = log.wait_for("retrying for", LONG);
+    assert!(
+        retrying.contains(&format!("no coordinator at {} (connection refused); retrying for", url)),
+        "{}",
+        retrying
+    );
+    let coordinator = Coordinator::start_with(&[], dir.path(), dir.path(), "loopover:2x5", TOKEN, &listen, &[]);
+    let ok = wait_with_timeout(&mut worker, LONG);
+    let text = log.text();
+    assert!(ok, "{}", text);
+    // Its stderr is a pipe, not a terminal: no colour codes.
+    assert!(!text.contains('\u{1b}'), "ANSI escape codes in a piped log: {}", text);
+    assert_eq!(coordinator.finish(LONG), published_2x5());
+}
+
+#[test]
+fn status_without_a_coordinator_says_so_in_one_line() {
+    let url = format!("http://127.0.0.1:{}", free_port());
+    let out = cayley(&["status", "--coordinator", &url, "--token", TOKEN]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr_text(&out),
+        format!("error: no coordinator at {} (connection refused)\n", url)
+    );
+    let out = cayley(&["status", "--coordinator", "http://no-such-host.invalid:7070"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr_text(&out),
+        "error: no coordinator at http://no-such-host.invalid:7070 (host name not found)\n"
+    );
+}
+
+/// `cayley status` of the coordinator at `url`.
+fn status(url: &str) -> String {
+    let out = cayley(&["status", "--coordinator", url, "--token", TOKEN]);
+    assert!(out.status.success(), "{}", stderr_text(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_killed_worker_is_shown_lost_and_no_longer_counted() {
+    let dir = test_dir();
+    let mut extra = MANY_TASKS.to_vec();
+    extra.extend(["--lease-secs", "2"]);
+    let coordinator = Coordinator::start(dir.path(), "loopover:2x5", TOKEN, &extra);
+    let mut first = start_worker_with(&coordinator.url, TOKEN, dir.path(), 1, &["--name", "first"]);
+    assert!(
+        wait_until(LONG, || coordinator.levels_done() >= 3),
+        "level 2 never finished"
+    );
+    first.kill().unwrap(); // SIGKILL: nothing said on the way out
+    let _ = first.wait();
+    // Its report stream breaks at once, or (idle) it is silent for a lease
+    // period: either way it is lost, listed as such and not counted.
+    let mut text = String::new();
+    assert!(
+        wait_until(LONG, || {
+            text = status(&coordinator.url);
+            text.contains("workers   0 (1 lost")
+        }),
+        "the killed worker is still counted: {}",
+        text
+    );
+    assert!(text.contains("first") && text.contains("lost, last heard"), "{}", text);
+    let second = start_worker_with(&coordinator.url, TOKEN, dir.path(), 1, &["--name", "second"]);
+    let (ok, log) = worker_output(second, LONG);
+    assert!(ok, "{}", log);
+    assert_eq!(coordinator.finish(LONG), published_2x5());
+}
+
+#[test]
+fn a_worker_finding_another_job_at_the_address_exits_saying_so() {
+    let dir = test_dir();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let first = dir.path().join("first");
+    let mut coordinator = Coordinator::start_with(&[], &first, dir.path(), "loopover:2x5", TOKEN, &listen, &MANY_TASKS);
+    let worker = start_worker_with(&coordinator.url, TOKEN, dir.path(), 1, &["--patience", "120"]);
+    assert!(
+        wait_until(LONG, || coordinator.levels_done() >= 3),
+        "level 2 never finished"
+    );
+    pause(&worker);
+    coordinator.kill();
+    // Another job (another puzzle, another checkpoint) on the same address.
+    let second = dir.path().join("second");
+    let other = Coordinator::start_with(&[], &second, dir.path(), "loopover:3x3", TOKEN, &listen, &[]);
+    signal(&worker, libc::SIGCONT);
+    let (ok, log) = worker_output(worker, LONG);
+    assert!(!ok, "the worker went on with another job: {}", log);
+    let expected = format!("error: the coordinator at {} now serves loopover:3x3", other.url);
+    assert!(log.contains(&expected), "{}", log);
+    // The other job is untouched by it and runs to its published table.
+    let fresh = start_worker_with(&other.url, TOKEN, dir.path(), 1, &[]);
+    let (ok, log) = worker_output(fresh, LONG);
+    assert!(ok, "{}", log);
+    assert_eq!(other.finish(LONG), published_table("loopover-mtm.csv", "3x3"));
+}
