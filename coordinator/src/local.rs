@@ -152,6 +152,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
             checkpoint_dir: None,
             tls_ca: None,
             patience: Duration::from_secs(10),
+            job: Some(job.clone()),
         };
         set.spawn(run_worker(config));
     }

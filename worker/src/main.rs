@@ -75,6 +75,7 @@ async fn main() {
         checkpoint_dir: args.checkpoint_dir,
         tls_ca: args.tls_ca,
         patience: Duration::from_secs(args.patience),
+        job: None,
     };
     match run_worker(config).await {
         Ok(summary) if summary.finished => {
