@@ -4,7 +4,8 @@ use crate::cli::{ResumeArgs, RunArgs};
 use crate::info::plan_job;
 use crate::local::{run_local, LocalJob};
 use crate::lock::OwnerLock;
-use crate::manifest::{load_manifest, Manifest};
+use crate::manifest::{load_manifest, save_manifest, Manifest};
+use crate::out::{default_out_dir, OutDir};
 use cayley_shared::files::checkpoint::{CheckpointDir, MANIFEST_FILE};
 use cayley_shared::puzzle::{parse_puzzle_with_file, spec_file_text};
 use cayley_shared::search::job::Job;
@@ -14,13 +15,21 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let job = plan_job(&args.puzzle)?;
     args.keep_levels.check_for(&job)?;
     cayley_shared::search::resources::check_budget(&job, crate::local::local_budget(&args.local))?;
+    let out_path = args
+        .local
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out_dir(&job.puzzle.spec, job.puzzle.metric.name()));
+    let out = OutDir::prepare(&out_path)?;
     let scratch = args.local.scratch.clone().unwrap_or_else(std::env::temp_dir);
-    // The disk check comes before anything is created; a temporary
+    // The disk check comes before anything else is created; a temporary
     // checkpoint lives under --scratch.
     let location = args.checkpoint_dir.clone().unwrap_or_else(|| scratch.clone());
     let existed = location.exists();
-    std::fs::create_dir_all(&location)
-        .map_err(|e| anyhow::anyhow!("cannot create directory {}: {}", location.display(), e))?;
+    if let Err(e) = std::fs::create_dir_all(&location) {
+        out.discard();
+        anyhow::bail!("cannot create directory {}: {}", location.display(), e);
+    }
     if let Err(refused) = check_disk(
         &job,
         &location,
@@ -32,6 +41,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             // Made only to ask its filesystem; a refused run leaves nothing.
             let _ = std::fs::remove_dir(&location);
         }
+        out.discard();
         return Err(refused);
     }
     let (checkpoint, temporary, _owner) = match &args.checkpoint_dir {
@@ -70,11 +80,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let definition = spec_file_text(&job.puzzle.spec)?;
     let mut fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);
     fresh.memory = args.local.memory;
+    fresh.out = Some(out.path.clone());
     run_local(LocalJob {
         job,
         checkpoint,
         fresh,
         temporary,
+        out: out.path,
         local: args.local,
     })
 }
@@ -125,25 +137,61 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         );
     }
     let (mut local, mut manifest) = (args.local, manifest);
-    match (local.memory, manifest.memory) {
-        (None, Some(started_with)) => {
-            local.memory = Some(started_with);
-            if !local.quiet {
-                eprintln!(
-                    "memory budget {}, as the job was started (--memory changes it)",
-                    human_bytes(started_with as u128)
-                );
-            }
-        }
-        // A new budget is what the next resume reuses.
-        (Some(given), _) => manifest.memory = Some(given),
-        (None, None) => {}
-    }
+    let quiet = local.quiet;
+    local.memory = kept_or_given(
+        local.memory,
+        &mut manifest.memory,
+        ("memory budget", "--memory"),
+        quiet,
+        |m| human_bytes(*m as u128),
+    );
+    let out = kept_or_given(
+        local.out.take(),
+        &mut manifest.out,
+        ("results go to", "--out"),
+        quiet,
+        |p| p.display().to_string(),
+    )
+    .unwrap_or_else(|| default_out_dir(&manifest.job.puzzle, &manifest.job.metric));
+    let out = OutDir::prepare(&out)?;
+    manifest.out = Some(out.path.clone());
+    // Saved now, so that the next resume keeps what this one was given.
+    save_manifest(&checkpoint, &manifest)?;
     run_local(LocalJob {
         job,
         checkpoint,
         fresh: manifest,
         temporary: None,
+        out: out.path,
         local,
     })
+}
+
+/// A setting `resume` takes from the command line when given (recording it
+/// for the next resume), else from the manifest, saying so unless quiet;
+/// `(what, option)` name it in that message. `None` when neither has one.
+pub fn kept_or_given<T: Clone>(
+    given: Option<T>,
+    recorded: &mut Option<T>,
+    (what, option): (&str, &str),
+    quiet: bool,
+    show: impl Fn(&T) -> String,
+) -> Option<T> {
+    match given {
+        Some(value) => {
+            *recorded = Some(value.clone());
+            Some(value)
+        }
+        None => {
+            if let (Some(value), false) = (recorded.as_ref(), quiet) {
+                eprintln!(
+                    "{} {}, as the job was started ({} changes it)",
+                    what,
+                    show(value),
+                    option
+                );
+            }
+            recorded.clone()
+        }
+    }
 }
