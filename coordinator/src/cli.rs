@@ -250,8 +250,13 @@ pub struct PlanArgs {
     pub memory: Option<u64>,
     /// A directory on the checkpoint's filesystem, where disk throughput is
     /// measured (256 MiB written, fsynced, read and removed) [default: the current directory].
+    /// When it holds this job's manifest, its completed levels are used as counted levels.
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: Option<PathBuf>,
+    /// Counted levels of this job: a depths.csv, result.json or manifest.json (of a finished
+    /// or partial run); the levels after them are modelled.
+    #[arg(long, value_name = "FILE")]
+    pub levels: Option<PathBuf>,
 }
 
 /// `cayley info`.

@@ -1,0 +1,157 @@
+//! How many states each level of a search will hold, before (or partway
+//! through) running it: what `cayley plan` projects times from and
+//! `cayley info` plans the disk of `--keep-levels every:K` with.
+//!
+//! Levels already counted (a checkpoint, a finished table) are taken as
+//! they are. The rest follow a random-graph recurrence: each state not yet
+//! reached is reached at the next depth with probability `1 − e^(−λ)`,
+//! where `λ = b·n/T` is the expected number of its neighbours in the
+//! frontier (`n` states of `T`), so
+//!
+//! ```text
+//! n_{k+1} = (T − S_k) · (1 − e^(−b_k·n_k/T))
+//! ```
+//!
+//! with `S_k` the states up to depth `k`. It grows by `b_k` while the
+//! frontier is small, saturates when most states are seen, and leaves a
+//! tail of small levels, ending at the first level below one state. The
+//! branching `b_k` is the growth of the canonical words of the counting
+//! bound (`bound.rs`); after counted levels, the branching that gives the
+//! last counted level from the one before. On the 4×4 Loopover from
+//! the bound alone it puts 14 levels against the real 14, each within
+//! 2.1× of the real count up to depth 12 (BENCHMARKS.md, issue 22); on
+//! narrow boards with many short relations (2×7) the middle levels come
+//! out up to 28× too large, so counted levels are worth giving.
+
+use crate::search::bound::puzzle_bound;
+use crate::search::job::Job;
+
+/// Modelled states per level (index = depth), summing to the reachable
+/// states. `counted` are the levels known so far (depth 0 first). `None`
+/// when the job has no counting bound (guarded moves) and fewer than two
+/// levels are counted, or its state count is not known.
+pub fn modelled_levels(job: &Job, counted: &[u64]) -> Option<Vec<f64>> {
+    let total = job.reachable_states? as f64;
+    let words = canonical_words(job);
+    let known: Vec<f64> = counted.iter().map(|&c| c as f64).collect();
+    if known.len() < 2 && words.is_none() {
+        return None;
+    }
+    let mut levels = if known.is_empty() { vec![1.0] } else { known };
+    let mut seen: f64 = levels.iter().sum();
+    // After counted levels, the branching that explains the last of them.
+    let fitted = (levels.len() >= 2).then(|| {
+        let (before, last) = (levels[levels.len() - 2], levels[levels.len() - 1]);
+        let unseen = total - (seen - last);
+        -(total / before) * (1.0 - (last / unseen).min(1.0 - 1e-12)).ln()
+    });
+    while seen < total - 0.5 {
+        let k = levels.len() - 1;
+        let branching = match (&words, fitted) {
+            (Some(w), None) => branching_of_words(w, k),
+            (_, Some(b)) => b,
+            (None, None) => unreachable!("returned above"),
+        };
+        let frontier = levels[k];
+        let next = (total - seen) * -(-branching * frontier / total).exp_m1();
+        if next < 1.0 || levels.len() > 10_000 {
+            // The last states: a tail the recurrence no longer reaches.
+            *levels.last_mut().expect("level 0") += total - seen;
+            break;
+        }
+        levels.push(next);
+        seen += next;
+    }
+    Some(levels)
+}
+
+/// Canonical words of each length (not cumulative), if the puzzle has a
+/// counting bound.
+fn canonical_words(job: &Job) -> Option<Vec<f64>> {
+    let bound = puzzle_bound(&job.puzzle).ok()?;
+    let cumulative: Vec<f64> = bound
+        .cumulative
+        .iter()
+        .map(|c| c.to_u128().map_or(f64::INFINITY, |c| c as f64))
+        .collect();
+    Some(
+        cumulative
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| if k == 0 { c } else { c - cumulative[k - 1] })
+            .collect(),
+    )
+}
+
+/// Growth of the canonical words from length `k` to `k + 1`; past the
+/// bound's table, its last growth.
+fn branching_of_words(words: &[f64], k: usize) -> f64 {
+    let k = k.min(words.len().saturating_sub(2));
+    words[k + 1] / words[k].max(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::puzzle::{parse_puzzle, Metric};
+
+    fn job(spec: &str) -> Job {
+        Job::new(parse_puzzle(spec, Metric::Mtm).unwrap(), None).unwrap()
+    }
+
+    /// Loopover 2×6 MTM (seed 002, Table 4).
+    const LOOPOVER_2X6: [u64; 15] = [
+        1, 16, 155, 1490, 13638, 77364, 395856, 2612576, 12408177, 48730742, 140578690, 208348038, 64806810, 951120,
+        288,
+    ];
+
+    #[test]
+    fn levels_hold_every_state_once_and_start_as_the_words_do() {
+        let job = job("loopover:2x6");
+        let levels = modelled_levels(&job, &[]).unwrap();
+        let total: f64 = levels.iter().sum();
+        assert!((total - 479_001_600.0).abs() < 1.0, "{}", total);
+        // Depths 1 and 2 are the canonical words, as in the real table.
+        assert!(
+            (levels[1] - 16.0).abs() < 0.1 && (levels[2] - 155.0).abs() < 1.0,
+            "{:?}",
+            levels
+        );
+        // Saturation and a tail: more levels than the bound (12), each
+        // within the right order of magnitude of the table's up to depth 12.
+        assert!((13..=17).contains(&levels.len()), "{:?}", levels);
+        for (d, (&m, &r)) in levels.iter().zip(&LOOPOVER_2X6).enumerate().take(13) {
+            assert!(
+                m / r as f64 > 0.2 && m / r as f64 <= 10.0,
+                "depth {}: {} vs {}",
+                d,
+                m,
+                r
+            );
+        }
+    }
+
+    #[test]
+    fn counted_levels_are_kept_and_the_rest_continue_them() {
+        let job = job("loopover:2x6");
+        let levels = modelled_levels(&job, &LOOPOVER_2X6[..10]).unwrap();
+        for (d, &r) in LOOPOVER_2X6[..10].iter().enumerate() {
+            assert_eq!(levels[d], r as f64);
+        }
+        let total: f64 = levels.iter().sum();
+        assert!((total - 479_001_600.0).abs() < 1.0, "{}", total);
+        // Continued from the fitted branching, depth 10 is near the table.
+        assert!((levels[10] / LOOPOVER_2X6[10] as f64 - 1.0).abs() < 0.5, "{:?}", levels);
+        // A complete table stays as it is.
+        let whole = modelled_levels(&job, &LOOPOVER_2X6).unwrap();
+        assert_eq!(whole, LOOPOVER_2X6.map(|c| c as f64).to_vec());
+    }
+
+    #[test]
+    fn guarded_puzzles_need_counted_levels() {
+        let job = job("sliding:3x3");
+        assert!(modelled_levels(&job, &[]).is_none());
+        let levels = modelled_levels(&job, &[1, 2, 4, 8]).unwrap();
+        assert!((levels.iter().sum::<f64>() - 181_440.0).abs() < 1.0);
+    }
+}
