@@ -19,9 +19,10 @@
 //! bound (`bound.rs`); after counted levels, the branching that gives the
 //! last counted level from the one before. On the 4×4 Loopover from
 //! the bound alone it puts 14 levels against the real 14, each within
-//! 2.1× of the real count up to depth 12 (BENCHMARKS.md, issue 22); on
-//! narrow boards with many short relations (2×7) the middle levels come
-//! out up to 28× too large, so counted levels are worth giving.
+//! 2.1× of the real count up to depth 11, but saturates a level early
+//! (depth 12 at 0.47 of the real; BENCHMARKS.md, issue 22); on narrow
+//! boards with many short relations (2×7) the middle levels come out up
+//! to 28× too large, so counted levels are worth giving.
 
 use crate::search::bound::puzzle_bound;
 use crate::search::job::Job;
@@ -47,11 +48,8 @@ pub fn modelled_levels(job: &Job, counted: &[u64]) -> Option<Vec<f64>> {
     });
     while seen < total - 0.5 {
         let k = levels.len() - 1;
-        let branching = match (&words, fitted) {
-            (Some(w), None) => branching_of_words(w, k),
-            (_, Some(b)) => b,
-            (None, None) => unreachable!("returned above"),
-        };
+        // (Without counted levels there are words: checked above.)
+        let branching = fitted.unwrap_or_else(|| words.as_deref().map_or(1.0, |w| branching_of_words(w, k)));
         let frontier = levels[k];
         let next = (total - seen) * -(-branching * frontier / total).exp_m1();
         if next < 1.0 || levels.len() > 10_000 {

@@ -145,8 +145,7 @@ impl Requirements {
             KeepLevels::All => self.disk_all_bytes,
             KeepLevels::Last2 => self.disk_last2_bytes,
             // The share of `All`'s figure that the modelled levels kept by
-            // every:K take at their peak (the 4×4 Loopover: 3 of its 4 raw
-            // levels for every:3); without a model, the live levels and
+            // every:K take at their peak; without a model, the live levels and
             // every K-th of the others, never more than all of them.
             KeepLevels::Every(k) => match &self.level_file_bytes {
                 Some(bytes) => {
