@@ -32,6 +32,15 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
         Some(file) => counted_levels(file, &job)?,
         None => counted_levels(&dir.join("manifest.json"), &job).unwrap_or_default(),
     };
+    let sum: u128 = counted.iter().map(|&c| c as u128).sum();
+    if counted.first().is_some_and(|&c| c != 1) || job.reachable_states.is_some_and(|r| sum > r) {
+        anyhow::bail!(
+            "the counted levels ({} states from depth 0) cannot be levels of '{}' ({} states, one at depth 0)",
+            sum,
+            job.puzzle.spec,
+            job.reachable_text()
+        );
+    }
     let Some(states) = modelled_levels(&job, &counted) else {
         anyhow::bail!(
             "no level model for '{}': it has guarded moves (no counting bound) or an unknown state count; give the counts of its first levels with --levels",

@@ -10,6 +10,7 @@ use cayley_shared::files::checkpoint::{CheckpointDir, MANIFEST_FILE};
 use cayley_shared::puzzle::{parse_puzzle_with_file, spec_file_text};
 use cayley_shared::search::job::Job;
 use cayley_shared::search::resources::{check_disk, human_bytes};
+use std::path::Path;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let job = plan_job(&args.puzzle)?;
@@ -21,15 +22,28 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| default_out_dir(&job.puzzle.spec, job.puzzle.metric.name()));
     let out = OutDir::prepare(&out_path)?;
+    // Refused after the folder was made (the disk, a checkpoint in use):
+    // the folder goes again if this made it.
+    match start(&args, job, &out.path) {
+        Ok((task, _owner)) => run_local(task),
+        Err(e) => {
+            out.discard();
+            Err(e)
+        }
+    }
+}
+
+/// Checks the disk, creates and owns the checkpoint (temporary under
+/// `--scratch` unless `--checkpoint-dir` is given) and makes the job's
+/// first manifest; `out` is the result folder, already made.
+fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, OwnerLock)> {
     let scratch = args.local.scratch.clone().unwrap_or_else(std::env::temp_dir);
     // The disk check comes before anything else is created; a temporary
     // checkpoint lives under --scratch.
     let location = args.checkpoint_dir.clone().unwrap_or_else(|| scratch.clone());
     let existed = location.exists();
-    if let Err(e) = std::fs::create_dir_all(&location) {
-        out.discard();
-        anyhow::bail!("cannot create directory {}: {}", location.display(), e);
-    }
+    std::fs::create_dir_all(&location)
+        .map_err(|e| anyhow::anyhow!("cannot create directory {}: {}", location.display(), e))?;
     if let Err(refused) = check_disk(
         &job,
         &location,
@@ -41,10 +55,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             // Made only to ask its filesystem; a refused run leaves nothing.
             let _ = std::fs::remove_dir(&location);
         }
-        out.discard();
         return Err(refused);
     }
-    let (checkpoint, temporary, _owner) = match &args.checkpoint_dir {
+    let (checkpoint, temporary, owner) = match &args.checkpoint_dir {
         Some(dir) => {
             let checkpoint = CheckpointDir::create(dir)
                 .map_err(|e| anyhow::anyhow!("cannot create checkpoint directory {}: {}", dir.display(), e))?;
@@ -80,15 +93,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let definition = spec_file_text(&job.puzzle.spec)?;
     let mut fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);
     fresh.memory = args.local.memory;
-    fresh.out = Some(out.path.clone());
-    run_local(LocalJob {
+    fresh.out = Some(out.to_path_buf());
+    let task = LocalJob {
         job,
         checkpoint,
         fresh,
         temporary,
-        out: out.path,
-        local: args.local,
-    })
+        out: out.to_path_buf(),
+        local: args.local.clone(),
+    };
+    Ok((task, owner))
 }
 
 /// Rebuilds the job a manifest describes, from the manifest alone (a

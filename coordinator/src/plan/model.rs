@@ -203,9 +203,9 @@ mod tests {
             shard_bytes: 1024.0,
             generators: 4.0,
         };
-        let z = [sample(1e-6, 0.5), sample(0.5, 1.0)];
+        let z = [sample(1e-6, 0.5), sample(0.5, 0.5)];
         assert_eq!(level_file_bytes(&shape, &z, 0.0), 10.0 * 96.0 + 1000.0 * 32.0);
-        // One state: one frame more, of the sparsest ratio.
+        // One state: one frame more, half a shard at this zstd's ratio.
         let one = level_file_bytes(&shape, &z, 1.0) - level_file_bytes(&shape, &z, 0.0);
         assert!((one - 0.5 * 1024.0).abs() < 1.0, "{}", one);
     }
