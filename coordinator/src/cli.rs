@@ -3,6 +3,7 @@
 use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::puzzle::{job_spec_with, Metric, TwsOptions};
 use cayley_shared::search::resources::parse_size;
+use cayley_worker::args::at_least_one;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -78,7 +79,7 @@ pub struct PuzzleArgs {
     pub shard_pieces: Option<usize>,
     /// Shards per task and chunk file (default: chunks of about 64 MiB, and at
     /// least 16 chunks per level when there are that many shards).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = at_least_one::<u64>)]
     pub chunk_shards: Option<u64>,
 }
 
@@ -108,16 +109,17 @@ impl PuzzleArgs {
 /// Options shared by every command that runs workers on this machine.
 #[derive(Args, Debug, Clone)]
 pub struct LocalArgs {
-    /// Directory for result.json, depths.csv, depths.svg and antipodes.txt
-    /// [default: ./cayley-out/<puzzle>-<metric>]
+    /// Directory for result.json, depths.csv, depths.svg and antipodes.txt, created and
+    /// checked before any work [default: ./cayley-out/<puzzle>-<metric>; `resume`: the
+    /// folder the job was started with]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// In-process workers (each gets an equal share of the threads and of --memory).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub workers: usize,
-    /// Compute threads in all (default: every core).
-    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
-    pub threads: usize,
+    /// In-process workers, at least 1 (each gets an equal share of the threads and of --memory).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one::<u32>)]
+    pub workers: u32,
+    /// Compute threads in all, at least 1 (default: every core).
+    #[arg(long, value_name = "N", value_parser = at_least_one::<u32>)]
+    pub threads: Option<u32>,
     /// Memory for decompressed shards and tables, all workers together, e.g. 8G
     /// [default: 60% of the memory available]. Shards that do not fit are read again
     /// from the checkpoint; `cayley info` gives the smallest budget that works.
@@ -175,15 +177,16 @@ pub struct ServeArgs {
     /// workers pass --checkpoint-dir).
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: PathBuf,
-    /// Directory for the result files.
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
+    /// Directory for the result files, created and checked before any work (with --resume:
+    /// the folder the job was started with, unless given another).
+    #[arg(long, value_name = "DIR", required_unless_present = "resume")]
+    pub out: Option<PathBuf>,
     /// Cluster token every RPC must carry (or set CAYLEY_TOKEN). Without one, a random
     /// token is generated and printed.
     #[arg(long, env = "CAYLEY_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
-    /// Seconds a worker may go silent before its task is re-issued.
-    #[arg(long, value_name = "S", default_value_t = 30)]
+    /// Seconds a worker may go silent before its task is re-issued (at least 1).
+    #[arg(long, value_name = "S", default_value_t = 30, value_parser = at_least_one::<u32>)]
     pub lease_secs: u32,
     /// Continue the job recorded in --checkpoint-dir. Workers still running from the
     /// previous coordinator (on the same address) register again and go on.
@@ -244,18 +247,23 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub puzzle: PuzzleArgs,
     /// Machines in the cluster, one worker each.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one::<u32>)]
     pub nodes: u32,
     /// Cores per machine [default: this machine's].
-    #[arg(long, value_name = "C", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "C", value_parser = at_least_one::<u32>)]
     pub cores: Option<u32>,
     /// Memory of each machine's worker, e.g. 128G [default: 60% of the memory available here].
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub memory: Option<u64>,
     /// A directory on the checkpoint's filesystem, where disk throughput is
     /// measured (256 MiB written, fsynced, read and removed) [default: the current directory].
+    /// When it holds this job's manifest, its completed levels are used as counted levels.
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: Option<PathBuf>,
+    /// Counted levels of this job: a depths.csv, result.json or manifest.json (of a finished
+    /// or partial run); the levels after them are modelled.
+    #[arg(long, value_name = "FILE")]
+    pub levels: Option<PathBuf>,
 }
 
 /// `cayley info`.

@@ -42,7 +42,7 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
     let p = &puzzle;
     println!("puzzle       {} ({} metric)", p.spec, p.metric);
     println!("slots        {}", p.slots);
-    println!("generators   {}", p.moves.len());
+    println!("moves        {}", p.moves_text());
     for m in &p.moves {
         let twist = if m.twist.iter().any(|&t| t != 0) {
             format!("  twists {:?}", m.twist)

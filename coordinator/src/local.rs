@@ -24,6 +24,8 @@ pub struct LocalJob {
     pub fresh: Manifest,
     /// Set when the checkpoint is temporary (removed after success).
     pub temporary: Option<tempfile::TempDir>,
+    /// The result folder, already created and checked.
+    pub out: PathBuf,
     pub local: LocalArgs,
 }
 
@@ -70,7 +72,7 @@ pub fn run_local(mut task: LocalJob) -> anyhow::Result<()> {
 
 /// Memory budget of each in-process worker.
 pub fn local_budget(local: &LocalArgs) -> u64 {
-    let workers = local.workers.max(1);
+    let workers = local.workers as usize;
     local
         .memory
         .map_or_else(|| default_budget(workers), |m| m / workers as u64)
@@ -88,16 +90,13 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
         job,
         checkpoint,
         fresh,
+        out,
         local,
         ..
     } = task;
-    let workers = local.workers.max(1);
+    let workers = local.workers as usize;
     let per_worker = local_budget(&local);
     check_budget(&job, per_worker)?;
-    let out = local
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out_dir(&job.puzzle.spec, job.puzzle.metric.name()));
     let state = JobState::open(
         job.clone(),
         checkpoint.clone(),
@@ -114,11 +113,11 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
     }
     if !local.quiet {
         eprintln!(
-            "{} ({}): {} states, {} generators, {} shards in {} tasks per level; memory budget {} per worker",
+            "{} ({}): {} states, {}, {} shards in {} tasks per level; memory budget {} per worker",
             job.puzzle.spec,
             job.puzzle.metric,
             job.reachable_text(),
-            job.puzzle.moves.len(),
+            job.puzzle.moves_text(),
             job.space.shards(),
             job.chunking.chunks(),
             human_bytes(per_worker as u128)
@@ -138,8 +137,8 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
         },
     )?;
     let total_threads = match local.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(n) => n as usize,
     };
     let mut set = JoinSet::new();
     for i in 0..workers {
@@ -218,21 +217,6 @@ async fn all_workers_gone(set: &mut JoinSet<anyhow::Result<cayley_worker::Worker
         "every worker exited ({})",
         first_error.unwrap_or_else(|| "no error reported".into())
     )
-}
-
-/// `./cayley-out/<puzzle>-<metric>` with the spec made file-name safe.
-pub fn default_out_dir(spec: &str, metric: &str) -> PathBuf {
-    let safe: String = spec
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    PathBuf::from("cayley-out").join(format!("{}-{}", safe, metric))
 }
 
 /// Prints the table and the antipodes.

@@ -7,6 +7,7 @@ mod info;
 mod local;
 mod lock;
 mod manifest;
+mod out;
 mod plan;
 mod progress;
 mod result;
@@ -16,11 +17,9 @@ mod server;
 mod status;
 mod svg;
 
-use clap::Parser;
-
 fn main() {
     quiet_on_closed_stdout();
-    let cli = cli::Cli::parse();
+    let cli: cli::Cli = cayley_worker::args::parse_args();
     if std::env::var_os("CAYLEY_LOG").is_some() {
         use std::io::IsTerminal;
         tracing_subscriber::fmt()

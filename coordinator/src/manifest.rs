@@ -168,6 +168,11 @@ pub struct Manifest {
     /// run made to fit a budget must not silently take 60% of the machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<u64>,
+    /// Absolute result folder (`--out`) the job was started with, which
+    /// `resume` and `serve --resume` write to unless given another: the
+    /// printed `cayley resume DIR` then finishes what `run --out` began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub out: Option<PathBuf>,
 }
 
 impl Manifest {
@@ -209,6 +214,7 @@ impl Manifest {
             finished: false,
             max_depth,
             memory: None,
+            out: None,
         }
     }
 

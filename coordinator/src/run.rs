@@ -4,18 +4,41 @@ use crate::cli::{ResumeArgs, RunArgs};
 use crate::info::plan_job;
 use crate::local::{run_local, LocalJob};
 use crate::lock::OwnerLock;
-use crate::manifest::{load_manifest, Manifest};
+use crate::manifest::{load_manifest, save_manifest, Manifest};
+use crate::out::{default_out_dir, OutDir};
 use cayley_shared::files::checkpoint::{CheckpointDir, MANIFEST_FILE};
 use cayley_shared::puzzle::{parse_puzzle_with_file, spec_file_text};
 use cayley_shared::search::job::Job;
 use cayley_shared::search::resources::{check_disk, human_bytes};
+use std::path::Path;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let job = plan_job(&args.puzzle)?;
     args.keep_levels.check_for(&job)?;
     cayley_shared::search::resources::check_budget(&job, crate::local::local_budget(&args.local))?;
+    let out_path = args
+        .local
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out_dir(&job.puzzle.spec, job.puzzle.metric.name()));
+    let out = OutDir::prepare(&out_path)?;
+    // Refused after the folder was made (the disk, a checkpoint in use):
+    // the folder goes again if this made it.
+    match start(&args, job, &out.path) {
+        Ok((task, _owner)) => run_local(task),
+        Err(e) => {
+            out.discard();
+            Err(e)
+        }
+    }
+}
+
+/// Checks the disk, creates and owns the checkpoint (temporary under
+/// `--scratch` unless `--checkpoint-dir` is given) and makes the job's
+/// first manifest; `out` is the result folder, already made.
+fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, OwnerLock)> {
     let scratch = args.local.scratch.clone().unwrap_or_else(std::env::temp_dir);
-    // The disk check comes before anything is created; a temporary
+    // The disk check comes before anything else is created; a temporary
     // checkpoint lives under --scratch.
     let location = args.checkpoint_dir.clone().unwrap_or_else(|| scratch.clone());
     let existed = location.exists();
@@ -34,7 +57,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         }
         return Err(refused);
     }
-    let (checkpoint, temporary, _owner) = match &args.checkpoint_dir {
+    let (checkpoint, temporary, owner) = match &args.checkpoint_dir {
         Some(dir) => {
             let checkpoint = CheckpointDir::create(dir)
                 .map_err(|e| anyhow::anyhow!("cannot create checkpoint directory {}: {}", dir.display(), e))?;
@@ -70,13 +93,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let definition = spec_file_text(&job.puzzle.spec)?;
     let mut fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);
     fresh.memory = args.local.memory;
-    run_local(LocalJob {
+    fresh.out = Some(out.to_path_buf());
+    let task = LocalJob {
         job,
         checkpoint,
         fresh,
         temporary,
-        local: args.local,
-    })
+        out: out.to_path_buf(),
+        local: args.local.clone(),
+    };
+    Ok((task, owner))
 }
 
 /// Rebuilds the job a manifest describes, from the manifest alone (a
@@ -125,25 +151,61 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         );
     }
     let (mut local, mut manifest) = (args.local, manifest);
-    match (local.memory, manifest.memory) {
-        (None, Some(started_with)) => {
-            local.memory = Some(started_with);
-            if !local.quiet {
-                eprintln!(
-                    "memory budget {}, as the job was started (--memory changes it)",
-                    human_bytes(started_with as u128)
-                );
-            }
-        }
-        // A new budget is what the next resume reuses.
-        (Some(given), _) => manifest.memory = Some(given),
-        (None, None) => {}
-    }
+    let quiet = local.quiet;
+    local.memory = kept_or_given(
+        local.memory,
+        &mut manifest.memory,
+        ("memory budget", "--memory"),
+        quiet,
+        |m| human_bytes(*m as u128),
+    );
+    let out = kept_or_given(
+        local.out.take(),
+        &mut manifest.out,
+        ("results go to", "--out"),
+        quiet,
+        |p| p.display().to_string(),
+    )
+    .unwrap_or_else(|| default_out_dir(&manifest.job.puzzle, &manifest.job.metric));
+    let out = OutDir::prepare(&out)?;
+    manifest.out = Some(out.path.clone());
+    // Saved now, so that the next resume keeps what this one was given.
+    save_manifest(&checkpoint, &manifest)?;
     run_local(LocalJob {
         job,
         checkpoint,
         fresh: manifest,
         temporary: None,
+        out: out.path,
         local,
     })
+}
+
+/// A setting `resume` takes from the command line when given (recording it
+/// for the next resume), else from the manifest, saying so unless quiet;
+/// `(what, option)` name it in that message. `None` when neither has one.
+pub fn kept_or_given<T: Clone>(
+    given: Option<T>,
+    recorded: &mut Option<T>,
+    (what, option): (&str, &str),
+    quiet: bool,
+    show: impl Fn(&T) -> String,
+) -> Option<T> {
+    match given {
+        Some(value) => {
+            *recorded = Some(value.clone());
+            Some(value)
+        }
+        None => {
+            if let (Some(value), false) = (recorded.as_ref(), quiet) {
+                eprintln!(
+                    "{} {}, as the job was started ({} changes it)",
+                    what,
+                    show(value),
+                    option
+                );
+            }
+            recorded.clone()
+        }
+    }
 }

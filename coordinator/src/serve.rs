@@ -4,63 +4,38 @@ use crate::cli::ServeArgs;
 use crate::info::plan_job;
 use crate::local::{print_summary, random_token};
 use crate::lock::OwnerLock;
-use crate::manifest::{load_manifest, Manifest};
+use crate::manifest::{load_manifest, save_manifest, Manifest};
+use crate::out::OutDir;
 use crate::progress::LevelBars;
-use crate::run::job_of_manifest;
+use crate::run::{job_of_manifest, kept_or_given};
 use crate::server::finish::result_of;
 use crate::server::state::{JobState, Phase};
 use crate::server::{self, ServeOptions};
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::puzzle::spec_file_text;
+use cayley_shared::search::job::Job;
 use cayley_shared::search::resources::check_disk;
+use std::path::PathBuf;
 use std::time::Duration;
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let checkpoint = CheckpointDir::create(&args.checkpoint_dir).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot create checkpoint directory {}: {}",
-            args.checkpoint_dir.display(),
-            e
-        )
-    })?;
-    // Held until the process exits; taken before the manifest is read so a
-    // directory in use is refused as such.
-    let _owner = OwnerLock::acquire(&checkpoint)?;
-    let (job, fresh) = match load_manifest(&checkpoint)? {
-        Some(m) if !args.resume => anyhow::bail!(
-            "{} already holds a checkpoint of {} ({}); pass --resume to continue it",
-            args.checkpoint_dir.display(),
-            m.job.puzzle,
-            m.job.metric
-        ),
-        None if args.resume => anyhow::bail!("{} holds no checkpoint to resume", args.checkpoint_dir.display()),
-        // Resumed from the manifest alone: the definition file may be gone.
-        Some(m) => {
-            if m.job.puzzle != args.puzzle.spec() || m.job.metric != args.puzzle.metric.name() {
-                anyhow::bail!(
-                    "{} holds a checkpoint of {} ({}), not of {} ({})",
-                    args.checkpoint_dir.display(),
-                    m.job.puzzle,
-                    m.job.metric,
-                    args.puzzle.spec(),
-                    args.puzzle.metric
-                );
+    // A folder given is made and checked before anything else, and removed
+    // again (if this made it) when the job is refused.
+    let given = args.out.as_deref().map(OutDir::prepare).transpose()?;
+    let opened = open(&args, given.as_ref().map(|o| o.path.clone()));
+    let Opened {
+        checkpoint,
+        _owner,
+        job,
+        fresh,
+        out,
+    } = match opened {
+        Ok(opened) => opened,
+        Err(e) => {
+            if let Some(given) = given {
+                given.discard();
             }
-            (job_of_manifest(&m)?, m)
-        }
-        None => {
-            let job = plan_job(&args.puzzle)?;
-            args.keep_levels.check_for(&job)?;
-            check_disk(
-                &job,
-                checkpoint.root(),
-                args.keep_levels,
-                args.max_depth,
-                args.ignore_disk_check,
-            )?;
-            let definition = spec_file_text(&job.puzzle.spec)?;
-            let fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);
-            (job, fresh)
+            return Err(e);
         }
     };
     let token = match args.token.clone() {
@@ -107,9 +82,9 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         match phase {
             Phase::Finished => {
                 let result = result_of(&state.lock().expect("state"), args.antipodes)?;
-                result.write(&args.out, &job.puzzle)?;
+                result.write(&out.path, &job.puzzle)?;
                 print_summary(&job, &result);
-                println!("results written to {}", args.out.display());
+                println!("results written to {}", out.path.display());
                 Ok(())
             }
             Phase::Stopped(reason) => anyhow::bail!(
@@ -120,5 +95,92 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             ),
             Phase::Running => anyhow::bail!("the coordinator stopped unexpectedly"),
         }
+    })
+}
+
+/// A job ready to serve: its checkpoint (owned), plan, manifest to start
+/// from, and result folder.
+struct Opened {
+    checkpoint: CheckpointDir,
+    /// Held until the process exits.
+    _owner: OwnerLock,
+    job: Job,
+    fresh: Manifest,
+    out: OutDir,
+}
+
+/// Creates and owns the checkpoint directory and reads or starts its job;
+/// `given` is the result folder on the command line.
+fn open(args: &ServeArgs, given: Option<PathBuf>) -> anyhow::Result<Opened> {
+    let checkpoint = CheckpointDir::create(&args.checkpoint_dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot create checkpoint directory {}: {}",
+            args.checkpoint_dir.display(),
+            e
+        )
+    })?;
+    // Held until the process exits; taken before the manifest is read so a
+    // directory in use is refused as such.
+    let _owner = OwnerLock::acquire(&checkpoint)?;
+    let (job, fresh, out) = match load_manifest(&checkpoint)? {
+        Some(m) if !args.resume => anyhow::bail!(
+            "{} already holds a checkpoint of {} ({}); pass --resume to continue it",
+            args.checkpoint_dir.display(),
+            m.job.puzzle,
+            m.job.metric
+        ),
+        None if args.resume => anyhow::bail!("{} holds no checkpoint to resume", args.checkpoint_dir.display()),
+        // Resumed from the manifest alone: the definition file may be gone.
+        Some(mut m) => {
+            if m.job.puzzle != args.puzzle.spec() || m.job.metric != args.puzzle.metric.name() {
+                anyhow::bail!(
+                    "{} holds a checkpoint of {} ({}), not of {} ({})",
+                    args.checkpoint_dir.display(),
+                    m.job.puzzle,
+                    m.job.metric,
+                    args.puzzle.spec(),
+                    args.puzzle.metric
+                );
+            }
+            let job = job_of_manifest(&m)?;
+            let out = kept_or_given(given, &mut m.out, ("results go to", "--out"), args.quiet, |p| {
+                p.display().to_string()
+            })
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{} does not record where the results go (a checkpoint of an earlier release): give --out",
+                    args.checkpoint_dir.display()
+                )
+            })?;
+            let out = OutDir::prepare(&out)?;
+            m.out = Some(out.path.clone());
+            // Saved now, so that the next resume keeps what this one was given.
+            save_manifest(&checkpoint, &m)?;
+            (job, m, out)
+        }
+        None => {
+            let job = plan_job(&args.puzzle)?;
+            args.keep_levels.check_for(&job)?;
+            let out = given.ok_or_else(|| anyhow::anyhow!("--out is required for a new job"))?;
+            let out = OutDir::prepare(&out)?;
+            check_disk(
+                &job,
+                checkpoint.root(),
+                args.keep_levels,
+                args.max_depth,
+                args.ignore_disk_check,
+            )?;
+            let definition = spec_file_text(&job.puzzle.spec)?;
+            let mut fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);
+            fresh.out = Some(out.path.clone());
+            (job, fresh, out)
+        }
+    };
+    Ok(Opened {
+        checkpoint,
+        _owner,
+        job,
+        fresh,
+        out,
     })
 }

@@ -176,3 +176,38 @@ fn a_closed_stdout_stops_quietly() {
     assert!(!err.contains("panicked"), "{}", err);
     assert_eq!(status.code(), Some(141), "{}", err);
 }
+
+#[test]
+fn plan_projects_every_level_of_a_counted_table() {
+    let dir = tempfile::tempdir().unwrap();
+    // Loopover 2×3 MTM, seed 002: depths 0–7.
+    let csv = dir.path().join("depths.csv");
+    std::fs::write(&csv, "depth,count\n0,1\n1,7\n2,31\n3,115\n4,274\n5,253\n6,36\n7,3\n").unwrap();
+    let o = cayley(&[
+        "plan",
+        "loopover:2x3",
+        "--levels",
+        csv.to_str().unwrap(),
+        "--checkpoint-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("levels       8 (depths 0-7): 8 counted"), "{}", text);
+    let depths: Vec<u32> = text
+        .lines()
+        .filter(|l| l.contains("counted") && !l.starts_with("levels"))
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(depths, (1..=7).collect::<Vec<_>>(), "{}", text);
+    assert!(text.contains("\ntotal "), "{}", text);
+    // A table of more states (720) than the puzzle has (the 2×2: at most
+    // 4! = 24) is refused, before any calibration.
+    let o = cayley(&["plan", "loopover:2x2", "--levels", csv.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot be levels of 'loopover:2x2'"),
+        "{}",
+        stderr(&o)
+    );
+}

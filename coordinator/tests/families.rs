@@ -3,26 +3,13 @@
 use std::path::Path;
 mod common;
 
-use common::{cayley, stderr, stdout};
+use common::{assert_refused, cayley, stderr, stdout};
 
 /// Writes `text` to `dir/name` and returns the spec `family:path`.
 fn spec_file(dir: &Path, family: &str, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     format!("{}:{}", family, path.display())
-}
-
-/// Asserts one clear `error:` line containing every needle, exit status 1.
-fn assert_refused(args: &[&str], needles: &[&str]) {
-    let o = cayley(args);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{:?}: {}", args, err);
-    assert!(!err.contains("panicked"), "{:?}: {}", args, err);
-    assert_eq!(err.trim().lines().count(), 1, "{:?}: {}", args, err);
-    assert!(err.starts_with("error: "), "{:?}: {}", args, err);
-    for needle in needles {
-        assert!(err.contains(needle), "{:?}: {}", args, err);
-    }
 }
 
 /// One corner that can be twisted in place: 3 orientations.

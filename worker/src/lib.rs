@@ -7,7 +7,9 @@
 //! - [`runner`]: computes one `(level, chunk)` task from checkpoint files.
 //! - [`client`]: registers with a coordinator, leases tasks, streams
 //!   progress and results.
+//! - [`args`]: command-line errors as one `error:` line (both binaries).
 
+pub mod args;
 pub mod cache;
 pub mod client;
 pub mod runner;

@@ -3,7 +3,6 @@
 
 use cayley_shared::search::resources::{default_budget, human_bytes, parse_size};
 use cayley_worker::{peak_rss_bytes, run_worker, WorkerConfig};
-use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -11,7 +10,7 @@ use std::time::Duration;
 /// finished. The job's checkpoint directory must be readable and writable
 /// from this machine at the path the coordinator uses (a shared filesystem on
 /// a cluster), or at the path given with --checkpoint-dir.
-#[derive(Parser, Debug)]
+#[derive(clap::Parser, Debug)]
 #[command(name = "cayley-worker", version)]
 struct Args {
     /// Coordinator URL, e.g. http://10.0.0.5:7070 (https:// with --tls-ca).
@@ -29,9 +28,9 @@ struct Args {
     /// Cluster token (or set CAYLEY_TOKEN).
     #[arg(long, env = "CAYLEY_TOKEN", hide_env_values = true)]
     token: Option<String>,
-    /// Compute threads (default: every core).
-    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
-    threads: usize,
+    /// Compute threads, at least 1 (default: every core).
+    #[arg(long, value_name = "N", value_parser = cayley_worker::args::at_least_one::<u32>)]
+    threads: Option<u32>,
     /// Name shown in `cayley status` (default: host name and process id).
     #[arg(long)]
     name: Option<String>,
@@ -57,7 +56,7 @@ async fn main() {
         // Colour codes only for a terminal: logs go to files and journals.
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let args = Args::parse();
+    let args: Args = cayley_worker::args::parse_args();
     let name = args.name.unwrap_or_else(|| {
         let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "worker".into());
         format!("{}-{}", host.trim(), std::process::id())
@@ -70,7 +69,8 @@ async fn main() {
         coordinator: args.coordinator,
         token: args.token,
         memory,
-        threads: args.threads,
+        // 0 asks the worker for every core.
+        threads: args.threads.unwrap_or(0) as usize,
         name,
         checkpoint_dir: args.checkpoint_dir,
         tls_ca: args.tls_ca,

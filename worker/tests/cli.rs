@@ -46,12 +46,22 @@ fn an_unreachable_coordinator_is_a_clear_error() {
 }
 
 #[test]
-fn a_malformed_memory_budget_is_refused_by_name() {
-    let out = Command::new(env!("CARGO_BIN_EXE_cayley-worker"))
-        .args(["--coordinator", "http://127.0.0.1:9", "--memory", "lots"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad size 'lots'"), "{}", err);
+fn bad_values_are_one_error_line_and_status_1() {
+    for (arg, value, needle) in [
+        ("--memory", "lots", "bad size 'lots'"),
+        ("--threads", "0", "'0' is not a whole number of at least 1"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cayley-worker"))
+            .args(["--coordinator", "http://127.0.0.1:9", arg, value])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}", err);
+        assert_eq!(err.trim().lines().count(), 1, "{}", err);
+        assert!(
+            err.starts_with("error: ") && err.contains(arg) && err.contains(needle),
+            "{}",
+            err
+        );
+    }
 }

@@ -19,18 +19,31 @@ fn config(cases: u32) -> ProptestConfig {
     }
 }
 
-/// A directory for the fuzz files, in memory when `/dev/shm` is there (the
-/// round trip fsyncs every accepted manifest).
-fn scratch(name: &str) -> CheckpointDir {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    let root = DIR.get_or_init(|| {
-        tempfile::Builder::new()
-            .prefix("cayley-fuzz-")
-            .tempdir_in("/dev/shm")
-            .or_else(|_| tempfile::tempdir())
-            .expect("temp dir")
-    });
-    CheckpointDir::create(&root.path().join(name)).expect("checkpoint dir")
+/// A checkpoint directory for fuzz files, in memory when `/dev/shm` is
+/// there (the round trip fsyncs every accepted manifest), removed when
+/// dropped: a static root would never be dropped, and every run of these
+/// tests left its directory behind.
+struct Scratch {
+    _root: tempfile::TempDir,
+    dir: CheckpointDir,
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = CheckpointDir;
+    fn deref(&self) -> &CheckpointDir {
+        &self.dir
+    }
+}
+
+/// A fresh [`Scratch`] whose checkpoint is the subdirectory `name`.
+fn scratch(name: &str) -> Scratch {
+    let root = tempfile::Builder::new()
+        .prefix("cayley-fuzz-")
+        .tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .expect("temp dir");
+    let dir = CheckpointDir::create(&root.path().join(name)).expect("checkpoint dir");
+    Scratch { _root: root, dir }
 }
 
 /// The job of the fuzzed manifests.

@@ -221,6 +221,25 @@ impl Puzzle {
         self.moves.iter().all(|m| m.perm.is_even())
     }
 
+    /// The moves as a player counts them: `24 moves`, or for a guarded
+    /// puzzle the distinct move names and the guarded generators behind
+    /// them (`4 moves (D L R U) as 24 guarded generators`: a sliding
+    /// puzzle's `U` is one generator per cell the blank can be in).
+    pub fn moves_text(&self) -> String {
+        if self.moves.iter().all(|m| m.guard.is_none()) {
+            return format!("{} moves", self.moves.len());
+        }
+        let mut names: Vec<&str> = self.moves.iter().map(|m| m.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        format!(
+            "{} moves ({}) as {} guarded generators",
+            names.len(),
+            names.join(" "),
+            self.moves.len()
+        )
+    }
+
     /// Pieces that guards refer to; the ranking puts them first.
     pub fn guarded_pieces(&self) -> Vec<usize> {
         let mut pieces: Vec<usize> = self.moves.iter().filter_map(|m| m.guard.map(|g| g.piece)).collect();

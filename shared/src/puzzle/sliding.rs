@@ -139,6 +139,8 @@ mod tests {
         assert_eq!(p.solved[0], 15);
         assert_eq!(p.solved[1], 0);
         assert_eq!(p.reachable_states, Some(factorial(16) / 2));
+        // Four moves a player sees, behind 48 guarded generators.
+        assert_eq!(p.moves_text(), "4 moves (D L R U) as 48 guarded generators");
         assert_eq!(p.render(&p.solved).lines().last(), Some("13 14 15  ."));
     }
 

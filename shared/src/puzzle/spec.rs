@@ -28,8 +28,9 @@ pub enum SpecError {
     },
     #[error("'{spec}' is too small: {why}")]
     TooSmall { spec: String, why: String },
-    #[error("'{spec}' has {slots} slots; this build handles at most {max}")]
-    TooManySlots { spec: String, slots: usize, max: usize },
+    /// Beyond the family's size limit, which `limit` states.
+    #[error("'{spec}' is too large: {limit}")]
+    TooManySlots { spec: String, limit: String },
     #[error("bad argument in '{spec}': {why}")]
     BadArgument { spec: String, why: String },
     /// A definition too large to build as a puzzle; its group can still be
@@ -215,7 +216,15 @@ fn parse_circle(spec: &str, arg: &str, pinned: usize, max: usize) -> Result<usiz
             why: "Turnstyle needs at least 4 numbers on the circle".into(),
         });
     }
-    check_slots(spec, Some(n - pinned), max)?;
+    check_slots(spec, Some(n - pinned), max, || {
+        let family = spec.split_once(':').map_or(spec, |(f, _)| f);
+        let why = if pinned > 0 {
+            " (number 1 stays put; the others' arrangement is ranked in 64 bits)"
+        } else {
+            ""
+        };
+        format!("{}:N takes N from 4 to {}{}", family, max + pinned, why)
+    })?;
     Ok(n)
 }
 
@@ -235,7 +244,23 @@ fn parse_board(
             why: format!("{} needs at least 2 rows and 2 columns", what),
         });
     }
-    check_slots(spec, rows.checked_mul(cols), max)?;
+    let cells = rows.checked_mul(cols);
+    check_slots(spec, cells, max, || {
+        let family = spec.split_once(':').map_or(spec, |(f, _)| f);
+        let why = if max == MAX_RANKED_POINTS {
+            ", so that a state's rank fits in 64 bits"
+        } else {
+            ""
+        };
+        format!(
+            "the board has {} cells, and {}:RxC has at most {} (R·C ≤ {}{})",
+            cells.map_or_else(|| "too many".to_string(), |c| c.to_string()),
+            family,
+            max,
+            max,
+            why
+        )
+    })?;
     Ok((rows, cols))
 }
 
@@ -258,14 +283,13 @@ fn parse_grid(spec: &str, size: &str, example: &'static str) -> Result<(usize, u
 /// Points are stored as bytes, so a puzzle has at most 256 slots.
 const MAX_POINTS: usize = 256;
 
-/// Refuses more than `max` slots.
-fn check_slots(spec: &str, slots: Option<usize>, max: usize) -> Result<(), SpecError> {
+/// Refuses more than `max` slots, saying the family's limit (`limit`).
+fn check_slots(spec: &str, slots: Option<usize>, max: usize, limit: impl FnOnce() -> String) -> Result<(), SpecError> {
     match slots {
         Some(n) if n <= max => Ok(()),
-        other => Err(SpecError::TooManySlots {
+        _ => Err(SpecError::TooManySlots {
             spec: spec.to_string(),
-            slots: other.unwrap_or(usize::MAX),
-            max,
+            limit: limit(),
         }),
     }
 }
@@ -308,13 +332,20 @@ mod tests {
         assert_eq!(parse_puzzle("turnstyle-cayley:30", Metric::Mtm).unwrap().slots, 30);
         for (bad, needle) in [
             ("sliding:1x4", "at least 2 rows"),
-            ("sliding:5x5", "at most 20"),
+            (
+                "sliding:5x5",
+                "'sliding:5x5' is too large: the board has 25 cells, and sliding:RxC has at most 20 (R·C ≤ 20, so",
+            ),
+            (
+                "loopover:20x20",
+                "the board has 400 cells, and loopover:RxC has at most 256 (R·C ≤ 256)",
+            ),
             ("sliding:3", "bad size"),
             ("varikon:3", "takes no size"),
             ("turnstyle:3", "at least 4"),
-            ("turnstyle:22", "at most 20"),
+            ("turnstyle:22", "turnstyle:N takes N from 4 to 21"),
             ("turnstyle:x", "whole number"),
-            ("turnstyle-cayley:300", "at most 256"),
+            ("turnstyle-cayley:300", "turnstyle-cayley:N takes N from 4 to 256"),
             ("perm:", "a file name is needed"),
             ("perm:/nonexistent/gens.txt", "/nonexistent/gens.txt: cannot read"),
             ("tws:/nonexistent/cube.tws", "/nonexistent/cube.tws: cannot read"),

@@ -1,5 +1,6 @@
 //! Measurements of this machine that `cayley plan` projects a run from:
-//! the kernel's neighbour evaluations per second on a real shard of the job,
+//! the kernel's CPU time per shard on a real shard of the job at a level's
+//! densities,
 //! zstd throughput and size on bit arrays of a given density, and the
 //! checkpoint disk's write and read throughput.
 //!
@@ -10,28 +11,36 @@ use crate::kernel::context::SearchContext;
 use crate::kernel::task::{ShardInputs, SourceBits};
 use std::io::{Read, Write};
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// Neighbour evaluations per second of the kernel, all threads together.
+/// What one shard of a level costs the kernel, in CPU time of one core.
 #[derive(Clone, Copy, Debug)]
-pub struct KernelRate {
-    /// Top-down (sparse frontier): evaluations per second, fixed cost excluded.
-    pub top_down: f64,
-    /// Bottom-up (dense frontier, every state unseen): evaluations per second,
-    /// fixed cost excluded.
-    pub bottom_up: f64,
-    /// Seconds of fixed work per shard and level (an empty frontier).
-    pub per_shard_seconds: f64,
-    /// Threads that did the work.
-    pub threads: usize,
+pub struct ShardCost {
+    /// CPU seconds per shard, fixed costs (maps, masks, popcounts) included.
+    pub cpu_seconds: f64,
+    /// Neighbour evaluations per shard.
+    pub evaluations: f64,
+    /// Whether the kernel went bottom-up (probing unseen states) rather
+    /// than top-down (marking the frontier's successors).
+    pub bottom_up: bool,
 }
 
 /// Random bit array of `words` words in which each bit is set with
-/// probability `density` (exactly for 1/2, otherwise as `k` random positions
-/// with repeats, `k` chosen so that the expected density is `density`).
+/// probability `density` (exactly for 1/2; below it as `k` random positions
+/// with repeats, `k` chosen so that the expected density is `density`;
+/// above it, the complement of such an array).
 pub fn random_bits(words: usize, density: f64, seed: u64) -> Vec<u64> {
+    if density > 0.5 {
+        // The complement of a sparse array, so that `seen` near 1 (the
+        // last levels of a plan) is near 1 and not capped at 1/2.
+        return random_bits(words, 1.0 - density, seed)
+            .into_iter()
+            .map(|w| !w)
+            .collect();
+    }
     let mut rng = SplitMix64(seed);
-    if density >= 0.5 {
+    if density == 0.5 {
         return (0..words).map(|_| rng.next()).collect();
     }
     let mut out = vec![0u64; words];
@@ -61,66 +70,124 @@ impl SplitMix64 {
     }
 }
 
-/// Times the kernel of `ctx` on one of its shards with random frontiers: a
-/// sparse one (top-down), a dense one (bottom-up) and an empty one (the
-/// fixed cost of a shard). Repeats each for at least `min_time`.
-pub fn measure_kernel(ctx: &SearchContext, min_time: Duration) -> KernelRate {
-    let shards = ctx.job.space.shards();
-    let shard = shards / 2;
-    let words = ctx.job.space.shard_words();
-    let sources: Vec<u64> = ctx.source_shards(shard).into_iter().collect();
-    let zeros = vec![0u64; words];
-    // Padding bits of a shard stand for no state, and a top-down kernel would
-    // map them out of range. Every state of the shard has a parent among
-    // "every bit set", so expanding that marks exactly the valid bits (all
-    // shards of a job share one layout).
-    let ones = vec![!0u64; words];
-    let mut valid = vec![0u64; words];
-    let all = ShardInputs {
-        sources: SourceBits::new(sources.iter().map(|&s| (s, ones.as_slice())).collect()),
-        previous: &zeros,
-        current: &zeros,
-        // One shard at a time: the kernel may use the whole pool.
-        split: true,
-    };
-    ctx.expand(shard, &all, &mut valid, &|_| {});
-    let rate = |density: f64| -> (f64, f64) {
-        let bits: Vec<Vec<u64>> = sources
-            .iter()
-            .map(|&s| {
-                let mut b = random_bits(words, density, s);
-                b.iter_mut().zip(&valid).for_each(|(w, v)| *w &= v);
-                b
-            })
-            .collect();
-        let inputs = ShardInputs {
-            sources: SourceBits::new(sources.iter().copied().zip(bits.iter().map(Vec::as_slice)).collect()),
+/// The job's kernel, timed on its own shards with random levels of any
+/// density: its direction choice and fixed costs included, so a plan needs
+/// no constant per puzzle. Every expansion takes a shard not timed before,
+/// as in a run, where each shard's maps are built once per level (timing
+/// one shard over and over found them cached and the 3×5 Loopover's
+/// shards 5× cheaper than its runs).
+pub struct KernelProbe<'a> {
+    ctx: &'a SearchContext,
+    /// The next shard to time.
+    next: std::sync::atomic::AtomicU64,
+    /// The bits of a shard that stand for states (padding excluded; every
+    /// shard of a job has the same layout).
+    valid: Vec<u64>,
+}
+
+impl<'a> KernelProbe<'a> {
+    /// Prepares to time the kernel of `ctx`'s job.
+    pub fn new(ctx: &'a SearchContext) -> KernelProbe<'a> {
+        let shard = ctx.job.space.shards() / 2;
+        let words = ctx.job.space.shard_words();
+        let sources: Vec<u64> = ctx.source_shards(shard).into_iter().collect();
+        let zeros = vec![0u64; words];
+        // Padding bits of a shard stand for no state, and a top-down kernel would
+        // map them out of range. Every state of the shard has a parent among
+        // "every bit set", so expanding that marks exactly the valid bits.
+        let ones = vec![!0u64; words];
+        let mut valid = vec![0u64; words];
+        let all = ShardInputs {
+            sources: SourceBits::new(sources.iter().map(|&s| (s, ones.as_slice())).collect()),
             previous: &zeros,
             current: &zeros,
             // One shard at a time: the kernel may use the whole pool.
             split: true,
         };
-        let mut out = vec![0u64; words];
-        let (mut evaluations, mut rounds) = (0u64, 0u32);
-        let start = Instant::now();
-        while rounds == 0 || start.elapsed() < min_time {
-            evaluations += ctx.expand(shard, &inputs, &mut out, &|_| {}).evaluations;
-            rounds += 1;
+        ctx.expand(shard, &all, &mut valid, &|_| {});
+        KernelProbe {
+            ctx,
+            next: std::sync::atomic::AtomicU64::new(shard + 1),
+            valid,
         }
-        let seconds = start.elapsed().as_secs_f64();
-        (evaluations as f64 / seconds, seconds / rounds as f64)
-    };
-    // The fixed cost of a shard (masks, popcounts, tables) is measured on its
-    // own and taken out of the two rates, which then count lookups only.
-    let (_, per_shard_seconds) = rate(0.0);
-    let net =
-        |(per_second, seconds): (f64, f64)| per_second * seconds / (seconds - per_shard_seconds).max(seconds / 100.0);
-    KernelRate {
-        top_down: net(rate(0.02)),
-        bottom_up: net(rate(0.5)),
-        per_shard_seconds,
-        threads: rayon::current_num_threads(),
     }
+
+    /// The kernel's cost on a shard whose sources each hold states with
+    /// probability `fill` (one at least), a fraction `frontier` of the
+    /// states of those that do, and whose states were seen with
+    /// probability `seen`:
+    /// working out its sources and expanding it, timed on one thread (CPU
+    /// time, so a busy machine measures what an idle one would), over at
+    /// least 3 shards and `min_time`.
+    pub fn cost(&self, fill: f64, frontier: f64, seen: f64, min_time: Duration) -> ShardCost {
+        let masked = |density: f64, seed: u64| -> Vec<u64> {
+            let mut b = random_bits(self.valid.len(), density, seed);
+            b.iter_mut().zip(&self.valid).for_each(|(w, v)| *w &= v);
+            b
+        };
+        let previous = masked(seen, 0x5eed);
+        let current = vec![0u64; self.valid.len()];
+        let shards = self.ctx.job.space.shards();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build();
+        let run = || {
+            let mut out = vec![0u64; self.valid.len()];
+            let (mut evaluations, mut rounds, mut bottom_up, mut cpu) = (0u64, 0u32, 0u32, 0.0);
+            let start = Instant::now();
+            while rounds < 3 || start.elapsed() < min_time {
+                // Shards far apart, so that they share few maps.
+                let shard = self.next.fetch_add(shards / 101 + 1, Ordering::Relaxed) % shards;
+                let before = thread_cpu_seconds();
+                let sources: Vec<u64> = self.ctx.source_shards(shard).into_iter().collect();
+                let untimed = thread_cpu_seconds();
+                // Which sources hold states: a coin of weight `fill` per
+                // source, and the first one whatever it says.
+                let mut coins = SplitMix64(shard);
+                let bits: Vec<Vec<u64>> = sources
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &s)| {
+                        let holds = i == 0 || (coins.next() >> 11) as f64 / (1u64 << 53) as f64 <= fill;
+                        masked(if holds { frontier } else { 0.0 }, s)
+                    })
+                    .collect();
+                let inputs = ShardInputs {
+                    sources: SourceBits::new(sources.iter().copied().zip(bits.iter().map(Vec::as_slice)).collect()),
+                    previous: &previous,
+                    current: &current,
+                    // Timed in this thread's CPU time: the kernel must not
+                    // hand work to others (a worker's batches run shards
+                    // side by side, one per thread, too).
+                    split: false,
+                };
+                let timed = thread_cpu_seconds();
+                let wall = Instant::now();
+                let stats = self.ctx.expand(shard, &inputs, &mut out, &|_| {});
+                cpu += match (before, untimed, timed, thread_cpu_seconds()) {
+                    (Some(a), Some(b), Some(c), Some(d)) => (b - a) + (d - c),
+                    _ => wall.elapsed().as_secs_f64(),
+                };
+                evaluations += stats.evaluations;
+                bottom_up += u32::from(stats.bottom_up_blocks > stats.top_down_blocks);
+                rounds += 1;
+            }
+            ShardCost {
+                cpu_seconds: cpu / rounds as f64,
+                evaluations: evaluations as f64 / rounds as f64,
+                bottom_up: 2 * bottom_up > rounds,
+            }
+        };
+        match pool {
+            Ok(pool) => pool.install(run),
+            Err(_) => run(),
+        }
+    }
+}
+
+/// CPU seconds this thread has run (`/proc/thread-self/schedstat`), where
+/// the system says.
+fn thread_cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    Some(text.split_whitespace().next()?.parse::<f64>().ok()? / 1e9)
 }
 
 /// zstd on a bit array of one density: compressed size and throughput of
@@ -206,9 +273,11 @@ mod tests {
 
     #[test]
     fn random_bits_have_about_the_asked_density() {
-        let bits = random_bits(4096, 0.25, 1);
-        let density = crate::kernel::bits::popcount(&bits) as f64 / (4096.0 * 64.0);
-        assert!((density - 0.25).abs() < 0.01, "{}", density);
+        for asked in [0.001, 0.25, 0.5, 0.9, 0.999] {
+            let bits = random_bits(4096, asked, 1);
+            let density = crate::kernel::bits::popcount(&bits) as f64 / (4096.0 * 64.0);
+            assert!((density - asked).abs() < 0.01, "{} for {}", density, asked);
+        }
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! - [`job`]: the plan of a job (puzzle, space, chunking), fixed when it
 //!   starts and stored with its checkpoint.
 //! - [`resources`], [`calibrate`]: the memory and disk a job needs, and the
-//!   speeds of this machine that a plan projects from.
+//!   speeds of this machine that a plan projects from; [`levels`]: how many
+//!   states each level will hold.
 //! - [`engine`]: a whole search in one process over scratch files (the
 //!   tests and the `engine` example; `cayley` runs worker tasks instead).
 //! - [`antipodes`]: the farthest states and a shortest word for each, walked
@@ -15,4 +16,5 @@ pub mod bound;
 pub mod calibrate;
 pub mod engine;
 pub mod job;
+pub mod levels;
 pub mod resources;

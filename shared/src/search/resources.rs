@@ -17,6 +17,7 @@ use crate::files::checkpoint::{KeepLevels, EARLY_LEVELS_SHARE};
 use crate::kernel::context::held_transition_bytes;
 use crate::kernel::lowtable::table_bytes;
 use crate::search::job::Job;
+use crate::search::levels::modelled_levels;
 use crate::space::Space;
 use serde::Serialize;
 use std::path::Path;
@@ -62,6 +63,20 @@ pub struct Requirements {
     pub disk_all_bytes: u128,
     /// Generators: a level at depth k holds at most this to the k states.
     pub generators: u64,
+    /// Checkpoint bytes of each level (index = depth) as modelled by
+    /// [`modelled_levels`], each at most raw and at most
+    /// [`SPARSE_BYTES_PER_STATE`] per stored state plus [`EMPTY_SHARD_BYTES`]
+    /// per shard; `None` without a level model (guarded puzzles).
+    pub level_file_bytes: Option<Vec<u128>>,
+}
+
+/// Stored bits per state: one, or one per class of symmetric states in a
+/// reduced space (the space's bits over the states they stand for).
+pub fn stored_per_state(job: &Job) -> f64 {
+    match (&job.space, job.reachable_states) {
+        (Space::Reduced(_), Some(states)) => job.space.states() as f64 / states as f64,
+        _ => 1.0,
+    }
 }
 
 /// Shard-sized buffers a worker holds outside its shard cache: the output
@@ -84,6 +99,13 @@ pub fn requirements(job: &Job) -> Requirements {
     let sources = (job.puzzle.moves.len() as u64 + 1).min(job.space.shards());
     let working_shards = sources + 2 + SHARD_BUFFERS_OUTSIDE_CACHE;
     let level = job.space.level_bytes();
+    let overhead = job.space.shards() as u128 * EMPTY_SHARD_BYTES;
+    let level_file_bytes = modelled_levels(job, &[]).map(|states| {
+        states
+            .iter()
+            .map(|&s| ((s * stored_per_state(job)).ceil() as u128 * SPARSE_BYTES_PER_STATE + overhead).min(level))
+            .collect()
+    });
     Requirements {
         level_bytes: level,
         shard_bytes,
@@ -95,7 +117,25 @@ pub fn requirements(job: &Job) -> Requirements {
         disk_last2_bytes: LIVE_LEVELS * level + level / EARLY_LEVELS_SHARE,
         disk_all_bytes: KEEP_ALL_LEVELS_FACTOR * level,
         generators: job.puzzle.moves.len() as u64,
+        level_file_bytes,
     }
+}
+
+/// Most checkpoint bytes on disk at once when levels of `bytes` (index =
+/// depth) are written in turn and `keep` decides which stay: while level
+/// `d` is written, `d - 1` and `d - 2` are live, older ones stay only if
+/// kept (level 0 is never stored).
+pub fn peak_disk_of_levels(keep: KeepLevels, bytes: &[u128]) -> u128 {
+    (1..bytes.len())
+        .map(|d| {
+            let kept: u128 = (1..d.saturating_sub(2))
+                .filter(|&k| keep.keeps(k as u32))
+                .map(|k| bytes[k])
+                .sum();
+            kept + bytes[d.saturating_sub(2).max(1)..=d].iter().sum::<u128>()
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 impl Requirements {
@@ -104,13 +144,17 @@ impl Requirements {
         match keep {
             KeepLevels::All => self.disk_all_bytes,
             KeepLevels::Last2 => self.disk_last2_bytes,
-            // The live levels and every K-th of the others, never more than
-            // all of them. The widest levels, which are most of the bytes,
-            // are live at the peak, so this is near `All`'s figure unless
-            // the levels are many (the sliding 2×7: 108; BENCHMARKS.md).
-            KeepLevels::Every(k) => {
-                (self.disk_last2_bytes + self.disk_all_bytes / k.max(1) as u128).min(self.disk_all_bytes)
-            }
+            // The share of `All`'s figure that the modelled levels kept by
+            // every:K take at their peak; without a model, the live levels and
+            // every K-th of the others, never more than all of them.
+            KeepLevels::Every(k) => match &self.level_file_bytes {
+                Some(bytes) => {
+                    let all: u128 = bytes.iter().sum();
+                    let peak = peak_disk_of_levels(keep, bytes);
+                    (self.disk_all_bytes as f64 * peak as f64 / all.max(1) as f64) as u128
+                }
+                None => (self.disk_last2_bytes + self.disk_all_bytes / k.max(1) as u128).min(self.disk_all_bytes),
+            },
         }
     }
 
@@ -347,6 +391,20 @@ mod tests {
         // Never decreasing with the depth.
         let bounds: Vec<u128> = (0..20).map(|d| req.disk_bytes_to(KeepLevels::All, Some(d))).collect();
         assert!(bounds.windows(2).all(|w| w[0] <= w[1]), "{:?}", bounds);
+    }
+
+    #[test]
+    fn every_k_plans_the_levels_it_keeps() {
+        // Levels of 1, 5, 10, 10, 10, 5, 1 (level 0 never stored): while
+        // level 6 is written, 4 and 5 are live and every:3 keeps 3 too.
+        let bytes = [0, 1, 5, 10, 10, 10, 5, 1];
+        assert_eq!(peak_disk_of_levels(KeepLevels::Every(3), &bytes), 10 + 10 + 10 + 5);
+        assert_eq!(peak_disk_of_levels(KeepLevels::All, &bytes), 42);
+        assert_eq!(peak_disk_of_levels(KeepLevels::Last2, &bytes), 30);
+        // On the 4×4 Loopover every:3 needs less than all, more than last2's live levels.
+        let req = requirements_of("loopover:4x4");
+        let (all, every3) = (req.disk_bytes(KeepLevels::All), req.disk_bytes(KeepLevels::Every(3)));
+        assert!(every3 < all && every3 >= 2 * req.level_bytes, "{} vs {}", every3, all);
     }
 
     #[test]

@@ -1,0 +1,209 @@
+//! Issue 22: every bad value is one `error:` line and exit status 1 before
+//! any work (nothing is created: no checkpoint, no result folder); `resume`
+//! writes to the folder the run was started with; default result folders
+//! have no stray dashes; the run header counts moves, not guarded
+//! generators. Tables: Loopover 2×3 MTM from seed paper 002.
+
+mod common;
+
+use common::{assert_refused, cayley, stderr};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Published depth table of Loopover 2×3 MTM (seed 002).
+const LOOPOVER_2X3: [u64; 8] = [1, 7, 31, 115, 274, 253, 36, 3];
+
+/// `run` of Loopover 2×3 with its checkpoint and results in the test's
+/// directory, which a `{run}` argument stands for.
+const RUN: [&str; 6] = [
+    "run",
+    "loopover:2x3",
+    "--checkpoint-dir",
+    "{dir}/ck",
+    "--out",
+    "{dir}/out",
+];
+
+/// Runs `args` (`{run}` expanded to [`RUN`], `{dir}` replaced by a fresh
+/// directory that also holds a regular file `a-file`) and asserts it is
+/// refused with one line holding every needle, having created nothing.
+fn refused(args: &[&str], needles: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    std::fs::write(dir.path().join("a-file"), b"in the way").unwrap();
+    let args: Vec<String> = args
+        .iter()
+        .flat_map(|&a| if a == "{run}" { RUN.to_vec() } else { vec![a] })
+        .map(|a| a.replace("{dir}", root))
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_refused(&args, needles);
+    let left: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.ends_with("a-file"))
+        .collect();
+    assert!(left.is_empty(), "{:?} left {:?}", args, left);
+}
+
+/// One test per bad input: `name: [arguments] => [needles];`.
+macro_rules! refused_inputs {
+    ($($name:ident: [$($arg:expr),*] => [$($needle:expr),*];)*) => {
+        $(
+            #[test]
+            fn $name() {
+                refused(&[$($arg),*], &[$($needle),*]);
+            }
+        )*
+    };
+}
+
+refused_inputs! {
+    out_below_a_file: ["run", "loopover:2x3", "--checkpoint-dir", "{dir}/ck", "--out", "{dir}/a-file/out"]
+        => ["cannot write results to", "a-file/out", "--out"];
+    out_in_proc: ["run", "loopover:2x3", "--checkpoint-dir", "{dir}/ck", "--out", "/proc/cayley-out"]
+        => ["cannot write results to /proc/cayley-out"];
+    zero_threads: ["{run}", "--threads", "0"] => ["--threads", "'0' is not a whole number of at least 1"];
+    zero_workers: ["{run}", "--workers", "0"] => ["--workers", "at least 1"];
+    memory_not_a_size: ["{run}", "--memory", "lots"] => ["--memory", "bad size 'lots'"];
+    memory_too_small: ["{run}", "--memory", "1K"] => ["memory budget of 1.0 KiB is too small"];
+    keep_levels_stride: ["{run}", "--keep-levels", "every:9"] => ["every:9", "from 2 to 4"];
+    unknown_option: ["{run}", "--thread", "2"] => ["unexpected argument '--thread'", "'--threads'"];
+    sliding_beyond_its_family: ["run", "sliding:5x5", "--checkpoint-dir", "{dir}/ck", "--out", "{dir}/out"]
+        => ["'sliding:5x5' is too large", "sliding:RxC has at most 20 (R·C ≤ 20"];
+    info_sliding_beyond_its_family: ["info", "sliding:5x5"] => ["sliding:RxC has at most 20"];
+    turnstyle_beyond_its_family: ["info", "turnstyle:22"] => ["turnstyle:N takes N from 4 to 21"];
+    serve_without_out: ["serve", "loopover:2x3", "--checkpoint-dir", "{dir}/ck"] => ["required", "--out"];
+    serve_zero_lease: ["serve", "loopover:2x3", "--checkpoint-dir", "{dir}/ck", "--out", "{dir}/out", "--lease-secs", "0"]
+        => ["--lease-secs", "at least 1"];
+    serve_out_below_a_file: ["serve", "loopover:2x3", "--checkpoint-dir", "{dir}/ck", "--out", "{dir}/a-file/out"]
+        => ["cannot write results to", "a-file/out"];
+    serve_checkpoint_below_a_file: ["serve", "loopover:2x3", "--checkpoint-dir", "{dir}/a-file/ck", "--out", "{dir}/out"]
+        => ["cannot create checkpoint directory"];
+    run_checkpoint_below_a_file: ["run", "loopover:2x3", "--checkpoint-dir", "{dir}/a-file/ck", "--out", "{dir}/out"]
+        => ["cannot create directory", "a-file/ck"];
+    plan_zero_nodes: ["plan", "loopover:2x3", "--nodes", "0"] => ["--nodes", "at least 1"];
+    resume_of_nothing: ["resume", "{dir}/ck"] => ["not a cayley checkpoint directory"];
+}
+
+/// The `cayley resume DIR` a stopped run printed.
+fn printed_resume_dir(err: &str) -> PathBuf {
+    let tail = err
+        .split("`cayley resume ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no resume command in {:?}", err));
+    PathBuf::from(tail.split('`').next().expect("closing backquote"))
+}
+
+/// `cayley args…` run in `cwd`, with extra environment.
+fn cayley_in(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_cayley"))
+        .current_dir(cwd)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run cayley")
+}
+
+fn depths(out: &Path) -> Vec<u64> {
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
+    json["depths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn the_printed_resume_command_writes_to_the_folder_the_run_was_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, elsewhere) = (dir.path().join("results"), dir.path().join("elsewhere"));
+    std::fs::create_dir(&elsewhere).unwrap();
+    for kept in [false, true] {
+        let mut args = vec!["run", "loopover:2x3", "-q", "--out", out.to_str().unwrap()];
+        let ck = dir.path().join("ck");
+        let scratch = dir.path().join("scratch");
+        if kept {
+            args.extend(["--checkpoint-dir", ck.to_str().unwrap()]);
+        } else {
+            args.extend(["--scratch", scratch.to_str().unwrap()]);
+        }
+        // Stopped by an injected full disk while writing level 3: the result
+        // folder exists (made up front) but holds nothing yet.
+        let o = cayley_in(dir.path(), &args, &[("CAYLEY_FAULT_DISK_FULL", "3:0")]);
+        assert_eq!(o.status.code(), Some(1), "the injected full disk went unnoticed");
+        assert!(out.is_dir() && !out.join("result.json").exists());
+        // Exactly the printed command, from another directory.
+        let printed = printed_resume_dir(&stderr(&o));
+        let o = cayley_in(&elsewhere, &["resume", printed.to_str().unwrap()], &[]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{}", err);
+        assert!(err.contains(&format!("results go to {}", out.display())), "{}", err);
+        assert_eq!(depths(&out), LOOPOVER_2X3);
+        assert!(
+            !elsewhere.join("cayley-out").exists(),
+            "resume fell back to the default folder"
+        );
+        std::fs::remove_dir_all(&out).unwrap();
+        // Another folder, once given, is the one the next resume keeps.
+        let other = dir.path().join("other");
+        let o = cayley(&[
+            "resume",
+            printed.to_str().unwrap(),
+            "-q",
+            "--out",
+            other.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = cayley_in(&elsewhere, &["resume", printed.to_str().unwrap()], &[]);
+        assert!(stderr(&o).contains(&format!("results go to {}", other.display())));
+        assert_eq!(depths(&other), LOOPOVER_2X3);
+        std::fs::remove_dir_all(&other).unwrap();
+        std::fs::remove_dir_all(&printed).unwrap();
+    }
+}
+
+#[test]
+fn default_result_folders_have_single_dashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = dir.path().join("scratch");
+    let o = cayley_in(
+        dir.path(),
+        &[
+            "run",
+            "loopover:2x3",
+            "--no-symmetry",
+            "-q",
+            "--scratch",
+            scratch.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.path().join("cayley-out").join("loopover-2x3-no-symmetry-mtm");
+    assert_eq!(depths(&out), LOOPOVER_2X3);
+}
+
+#[test]
+fn the_run_header_counts_moves_and_guarded_generators_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = |spec: &str| {
+        let out = dir.path().join(spec.replace(':', "-"));
+        let o = cayley(&["run", spec, "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o).lines().next().unwrap_or_default().to_string()
+    };
+    // 2×3 board: 7 pairs of neighbouring cells, a slide each way.
+    let sliding = header("sliding:2x3");
+    assert!(
+        sliding.contains(", 4 moves (D L R U) as 14 guarded generators,"),
+        "{}",
+        sliding
+    );
+    // Loopover 2×3 MTM: 2 rows × 2 shifts + 3 columns × 1 shift, as many
+    // as the published table's depth 1.
+    let loopover = header("loopover:2x3");
+    assert!(loopover.contains(", 7 moves,"), "{}", loopover);
+    assert!(!loopover.contains("generators"), "{}", loopover);
+}
