@@ -47,8 +47,10 @@ pub struct JobRecord {
     pub definition: Option<String>,
 }
 
-/// Input statistics summed over tasks.
+/// Input statistics summed over tasks (fields missing from an older
+/// record read as 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct IoTotals {
     /// Compressed bytes read from the checkpoint.
     pub bytes_read: u64,
@@ -62,20 +64,17 @@ pub struct IoTotals {
     /// Worker seconds working out which shards each target reads, and the
     /// rest of the tasks; with the three above, they add up to
     /// `task_seconds`.
-    #[serde(default)]
     pub sources_seconds: f64,
-    #[serde(default)]
     pub other_seconds: f64,
-    /// Seconds of the tasks themselves, summed (worker-seconds).
-    #[serde(default)]
+    /// Seconds of the tasks themselves, summed (worker-seconds): the phases
+    /// above add up to it.
     pub task_seconds: f64,
     /// Shards (or blocks) expanded top-down and bottom-up, and the cheaper
-    /// direction's cost bound summed over the kernels' choices.
-    #[serde(default)]
+    /// direction's cost bound summed over the kernels' choices (top-down:
+    /// every source state; bottom-up: every legal move of every unseen
+    /// state).
     pub top_down_units: u64,
-    #[serde(default)]
     pub bottom_up_units: u64,
-    #[serde(default)]
     pub cheaper_bound: u64,
 }
 

@@ -1,7 +1,7 @@
 //! The result files of a job: `result.json`, `depths.csv`, and the
 //! human-readable table printed at the end of a run.
 
-use crate::manifest::Manifest;
+use crate::manifest::{IoTotals, Manifest};
 use anyhow::Context;
 use cayley_shared::puzzle::Puzzle;
 use cayley_shared::search::antipodes::Antipode;
@@ -83,37 +83,15 @@ pub struct RunResult {
 /// Input statistics of one level in `result.json`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LevelIo {
-    /// Compressed bytes read from the checkpoint.
-    pub bytes_read: u64,
+    /// The level's task figures as the manifest sums them (bytes read,
+    /// cache lookups, worker seconds by phase, kernel directions).
+    #[serde(flatten)]
+    pub io: IoTotals,
     /// Fraction of input shards found in workers' memory.
     pub cache_hit_rate: f64,
-    /// Worker seconds loading inputs, computing, and writing outputs.
-    pub load_seconds: f64,
-    pub compute_seconds: f64,
-    pub write_seconds: f64,
-    /// Worker seconds working out which shards each target reads, and the
-    /// rest of the tasks.
-    #[serde(default)]
-    pub sources_seconds: f64,
-    #[serde(default)]
-    pub other_seconds: f64,
-    /// Seconds of the level's tasks summed over workers: the five phases
-    /// above add up to it. The level's wall time (`level_seconds`) less
-    /// this, per worker, is time between tasks.
-    #[serde(default)]
-    pub task_seconds: f64,
-    /// Neighbour evaluations of the level, and the cheaper direction's cost
-    /// bound summed over the kernels' choices (top-down: every source
-    /// state; bottom-up: every legal move of every unseen state).
+    /// Neighbour evaluations of the level; compare with `cheaper_bound`.
     #[serde(default)]
     pub evaluations: u64,
-    #[serde(default)]
-    pub cheaper_bound: u64,
-    /// Shards (or blocks) expanded top-down and bottom-up.
-    #[serde(default)]
-    pub top_down_units: u64,
-    #[serde(default)]
-    pub bottom_up_units: u64,
     /// Bytes of the level's chunk files.
     pub file_bytes: u64,
 }
@@ -176,18 +154,9 @@ impl RunResult {
                 .levels
                 .iter()
                 .map(|l| LevelIo {
-                    bytes_read: l.io.bytes_read,
+                    io: l.io,
                     cache_hit_rate: l.io.hit_rate(),
-                    load_seconds: l.io.load_seconds,
-                    compute_seconds: l.io.compute_seconds,
-                    write_seconds: l.io.write_seconds,
-                    sources_seconds: l.io.sources_seconds,
-                    other_seconds: l.io.other_seconds,
-                    task_seconds: l.io.task_seconds,
                     evaluations: l.evaluations,
-                    cheaper_bound: l.io.cheaper_bound,
-                    top_down_units: l.io.top_down_units,
-                    bottom_up_units: l.io.bottom_up_units,
                     file_bytes: l.bytes,
                 })
                 .collect(),

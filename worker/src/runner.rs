@@ -261,6 +261,7 @@ impl TaskRunner {
             self.files.retain_levels_from(from_level.saturating_sub(1));
             // Set first: a failure below leaves the level to the slow path.
             self.level = Some(from_level);
+            self.ctx.begin_level();
             self.targets = None;
             self.targets = self.sparse_targets(from_level)?;
         }

@@ -21,9 +21,12 @@
 //! | 80..96 | reserved (0) |
 //!
 //! Then the index, 32 bytes per shard (offset, length, popcount, xxh3-64 of
-//! the shard's uncompressed words), then one zstd frame per non-empty shard.
-//! An empty shard has length 0 and no frame: sparse levels cost only their
-//! index.
+//! the shard's uncompressed words), then each non-empty shard's words:
+//! zstd frames of at most [`FRAME_BYTES`] of them, or, when between a fifth
+//! and four fifths of its bits are set ([`stored_raw`]), the words as they
+//! are (its length is then the shard's size, which no zstd encoding of it
+//! can have: a frame adds a header). An empty shard has length 0 and no
+//! frame: sparse levels cost only their index.
 //!
 //! Files are written to a unique temporary name, fsynced, renamed, and the
 //! directory fsynced, so a reader sees either nothing or the whole file and
@@ -38,8 +41,9 @@ use thiserror::Error;
 
 /// File magic.
 pub const MAGIC: &[u8; 8] = b"CAYLEYCK";
-/// Version of this layout; files of another version are refused.
-pub const FORMAT_VERSION: u32 = 2;
+/// Version of this layout; files of another version are refused. Version 3
+/// added shards stored raw.
+pub const FORMAT_VERSION: u32 = 3;
 /// Bytes of the header.
 pub const HEADER_LEN: usize = 96;
 /// Bytes of one index entry.
@@ -62,6 +66,16 @@ thread_local! {
     /// and 14% more time per 512 KiB frame.
     static COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
         const { std::cell::RefCell::new(None) };
+}
+
+/// Whether a shard of `bits` bits, `popcount` of them set, is stored as its
+/// raw words rather than compressed: between a fifth and four fifths set,
+/// zstd saves at most a few percent (the 4×4 Loopover's depths 11 and 12,
+/// 31% and 62% set, compressed to 0.92 and 0.96 of their raw size) and
+/// compressing and decompressing them was a fifth of a worker's time on
+/// those levels (`perf`: `ZSTD_compressBlock_fast`, `ZSTD_decompressSequences`).
+pub fn stored_raw(popcount: u64, bits: u64) -> bool {
+    popcount * 5 >= bits && popcount * 5 <= bits * 4
 }
 
 /// One zstd frame of `piece`, compressed with this thread's context.
@@ -349,17 +363,21 @@ impl ChunkWriter {
         if popcount > 0 {
             let bytes = payload_bytes(words);
             let io = |e| FormatError::io(&self.path, e);
-            // Frames of FRAME_BYTES compressed in parallel (on the caller's
-            // rayon pool), written one after the other: zstd decompresses
-            // concatenated frames as one stream, so the reader is unchanged.
-            let frames = bytes
-                .par_chunks(FRAME_BYTES)
-                .map(compress_frame)
-                .collect::<io::Result<Vec<Vec<u8>>>>()
-                .map_err(io)?;
             let file = self.file.as_mut().expect("open until finished");
-            for frame in &frames {
-                file.write_all(frame).map_err(io)?;
+            if stored_raw(popcount, words.len() as u64 * 64) {
+                file.write_all(bytes).map_err(io)?;
+            } else {
+                // Frames of FRAME_BYTES compressed in parallel (on the
+                // caller's rayon pool), written one after the other: zstd
+                // decompresses concatenated frames as one stream.
+                let frames = bytes
+                    .par_chunks(FRAME_BYTES)
+                    .map(compress_frame)
+                    .collect::<io::Result<Vec<Vec<u8>>>>()
+                    .map_err(io)?;
+                for frame in &frames {
+                    file.write_all(frame).map_err(io)?;
+                }
             }
             let end = file.stream_position().map_err(io)?;
             entry.offset = self.position;

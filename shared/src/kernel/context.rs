@@ -126,6 +126,14 @@ impl SearchContext {
         }
     }
 
+    /// A new level begins: what the kernel measured on the last one (the
+    /// costs of its two directions) no longer applies.
+    pub fn begin_level(&self) {
+        if let KernelData::Reduced(moves) = &self.kernel {
+            moves.costs.reset();
+        }
+    }
+
     /// Computes `F_{d+1}(shard)` into `out`. `on_unit` gets the states found
     /// per unit of progress.
     pub fn expand(

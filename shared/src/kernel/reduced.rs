@@ -18,6 +18,7 @@
 //! shard had been 12% of a worker's time.
 
 pub mod bottom_up;
+pub mod direction;
 pub mod steps;
 pub mod top_down;
 
@@ -49,10 +50,14 @@ pub fn expand_reduced(
         .filter(|&(_, _, count)| count > 0)
         .collect();
     let sources: u64 = steps.iter().map(|s| s.2).sum();
-    // Bottom-up pays only while unseen × moves ≤ 2 × sources: counting
-    // stops past that (on sparse levels, after a word or two).
-    let bottom_up_limit = 2 * sources / (steps.len() as u64).max(1);
-    let unseen = unseen_count(space, inputs, bottom_up_limit + 1);
+    // Counting the unseen states stops past the most for which bottom-up
+    // would be cheaper (on sparse levels, after a word or two).
+    let bottom_up_limit = moves.costs.bottom_up_limit(sources, steps.len() as u64);
+    let mut unseen = unseen_count(space, inputs, bottom_up_limit + 1);
+    if unseen * (steps.len() as u64) < sources {
+        // Rarely: counted in full for an exact cheaper bound below.
+        unseen = unseen_count(space, inputs, u64::MAX);
+    }
     let task = Expansion {
         space,
         moves,
@@ -66,13 +71,21 @@ pub fn expand_reduced(
         // Densest sources first: a state stops at its first hit, and a
         // dense source hits most often.
         steps.sort_by_key(|s| std::cmp::Reverse(s.2));
-        bottom_up::expand(&task, &steps, out)
+        let started = std::time::Instant::now();
+        let stats = bottom_up::expand(&task, &steps, out);
+        moves
+            .costs
+            .record_bottom_up(started.elapsed().as_nanos() as u64, stats.evaluations, unseen);
+        stats
     } else {
-        top_down::expand(&task, &steps, sources, out)
+        let started = std::time::Instant::now();
+        let stats = top_down::expand(&task, &steps, sources, out);
+        moves.costs.record_top_down(started.elapsed().as_nanos() as u64, stats.evaluations);
+        stats
     };
     stats.found = crate::kernel::bits::popcount(out);
     on_unit(stats.found);
-    // `unseen` is exact when bottom-up was chosen, a lower bound otherwise.
+    // `unseen` is exact, or so large that top-down is the cheaper bound.
     stats.cheaper_bound = sources.min(unseen * steps.len() as u64);
     stats
 }

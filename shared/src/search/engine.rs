@@ -167,6 +167,7 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
         }
         let level_start = Instant::now();
         progress.level_started(depth + 1, space.units_per_shard() * shards);
+        ctx.begin_level();
         let mut next = store.create_level(depth + 1, shards)?;
         let mut count = 0u64;
         let mut level_classes = 0u64;

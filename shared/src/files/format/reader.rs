@@ -128,16 +128,23 @@ impl ChunkReader {
             out.fill(0);
             return Ok(0);
         }
-        frame.resize(e.length as usize, 0);
-        self.file
-            .read_exact_at(frame, e.offset)
-            .map_err(|err| FormatError::io(&self.path, err))?;
         let shard = self.header.id.first_shard + i as u64;
         let corrupt = |detail: String| FormatError::corrupt(&self.path, format!("shard {}: {}", shard, detail));
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
-        let n = decompress_frame(frame, bytes).map_err(|err| corrupt(err.to_string()))?;
-        if n != bytes.len() {
-            return Err(corrupt(format!("{} bytes, expected {}", n, bytes.len())));
+        if e.length == bytes.len() as u64 {
+            // Stored raw (no zstd encoding of a shard has its raw size).
+            self.file
+                .read_exact_at(bytes, e.offset)
+                .map_err(|err| FormatError::io(&self.path, err))?;
+        } else {
+            frame.resize(e.length as usize, 0);
+            self.file
+                .read_exact_at(frame, e.offset)
+                .map_err(|err| FormatError::io(&self.path, err))?;
+            let n = decompress_frame(frame, bytes).map_err(|err| corrupt(err.to_string()))?;
+            if n != bytes.len() {
+                return Err(corrupt(format!("{} bytes, expected {}", n, bytes.len())));
+            }
         }
         if xxhash_rust::xxh3::xxh3_64(bytes) != e.checksum {
             return Err(corrupt("checksum mismatch".into()));

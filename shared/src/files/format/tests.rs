@@ -162,3 +162,32 @@ fn a_shard_of_several_frames_reads_back_whole() {
     }
     verify_chunk(&path, &chunk).unwrap();
 }
+
+/// Shards between a fifth and four fifths set are stored as their raw
+/// words, others compressed; both read back, and a changed byte of a raw
+/// shard is caught by its checksum.
+#[test]
+fn half_set_shards_are_stored_raw_and_still_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c");
+    let shards = sample();
+    let (_, _) = write_sample(&path);
+    let reader = ChunkReader::open(&path, &id(2, 3)).unwrap();
+    let raw_bytes = 500 * 8;
+    assert_eq!(reader.entries()[2].length, raw_bytes, "the half-set shard is raw");
+    assert!(reader.entries()[0].length < 100, "the sparse one is compressed");
+    assert!(stored_raw(raw_bytes / 2 * 8, raw_bytes * 8));
+    assert!(!stored_raw(raw_bytes * 8 / 6, raw_bytes * 8));
+    assert!(!stored_raw(raw_bytes * 8 * 9 / 10, raw_bytes * 8));
+    let offset = reader.entries()[2].offset + 100;
+    drop(reader);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[offset as usize] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+    let reader = ChunkReader::open(&path, &id(2, 3)).unwrap();
+    let mut out = vec![0u64; 500];
+    reader.read_shard(0, &mut out).unwrap();
+    assert_eq!(out, shards[0]);
+    let err = reader.read_shard(2, &mut out).unwrap_err();
+    assert!(err.is_corruption(), "{}", err);
+}

@@ -32,6 +32,8 @@ pub struct ReducedMoves {
     /// Legal only while piece `.0` is in slot `.1`.
     guards: Vec<Option<(usize, usize)>>,
     table: Option<StepTable>,
+    /// What the running level's expansions cost, for the choice of direction.
+    pub costs: super::direction::DirectionCosts,
 }
 
 /// Every shard's steps, filled in as shards are first asked for.
@@ -93,6 +95,7 @@ impl ReducedMoves {
                 .map(|m| m.guard.map(|g| (g.piece, g.slot)))
                 .collect(),
             table: StepTable::new(space, puzzle.moves.len()),
+            costs: Default::default(),
         }
     }
 

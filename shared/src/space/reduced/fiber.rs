@@ -410,20 +410,31 @@ impl FiberMap {
         (base, self.table_of_parity(parity))
     }
 
-    /// [`Self::row`] of every row in order, worked out digit by digit as
-    /// the row number counts up instead of by dividing it for each row (the
-    /// divisions were a tenth of a dense shard's bottom-up pass).
-    pub fn rows(&self) -> Rows<'_> {
-        let outer = self.outer.len();
-        let rows = self.outer_radices.iter().product();
-        Rows {
-            map: self,
-            values: [0; MAX_BLOCKS],
-            base: self.outer.iter().map(|t| t[0]).sum(),
-            parity: self.key_parity,
-            left: rows,
-            outer,
+    /// [`Self::row`] of every row in order. The bases are summed digit by
+    /// digit into one vector first, outer digit after outer digit: an
+    /// iterator that counted the row number up digit by digit per row was
+    /// 8% of a worker's time on the 4×4's dense levels.
+    pub fn rows(&self) -> impl Iterator<Item = (u64, &[u64])> + '_ {
+        let rows: u64 = self.outer_radices.iter().product();
+        let mut bases = Vec::with_capacity(rows as usize);
+        bases.push((0u64, self.key_parity));
+        let halved = self.inner.len() == 2;
+        for (i, table) in self.outer.iter().enumerate() {
+            let radix = self.outer_radices[i] as usize;
+            let size = self.outer_sizes[i];
+            let previous = bases.len();
+            // Expand in place from the back, so that each entry's digits
+            // stay ahead of the ones it makes.
+            bases.resize(previous * radix, (0, false));
+            for j in (0..previous).rev() {
+                let (base, parity) = bases[j];
+                for (v, contribution) in table[..radix].iter().enumerate().rev() {
+                    let odd = halved && rank_parity(v as u64, size);
+                    bases[j * radix + v] = (base + contribution, parity ^ odd);
+                }
+            }
         }
+        bases.into_iter().map(move |(base, parity)| (base, self.table_of_parity(parity)))
     }
 
     fn table_of_parity(&self, parity: bool) -> &[u64] {
@@ -461,45 +472,5 @@ impl FiberMap {
             }
         }
         count
-    }
-}
-
-/// The rows of a [`FiberMap`] in order: `(base, inner table)` of each.
-pub struct Rows<'a> {
-    map: &'a FiberMap,
-    /// Value of each outer digit of the next row.
-    values: [u64; MAX_BLOCKS],
-    base: u64,
-    parity: bool,
-    left: u64,
-    outer: usize,
-}
-
-impl<'a> Iterator for Rows<'a> {
-    type Item = (u64, &'a [u64]);
-
-    #[inline]
-    fn next(&mut self) -> Option<(u64, &'a [u64])> {
-        if self.left == 0 {
-            return None;
-        }
-        self.left -= 1;
-        let item = (self.base, self.map.table_of_parity(self.parity));
-        // Count up: the last outer digit is the least significant.
-        let map = self.map;
-        for i in (0..self.outer).rev() {
-            let old = self.values[i];
-            let new = if old + 1 == map.outer_radices[i] { 0 } else { old + 1 };
-            self.values[i] = new;
-            let table = &map.outer[i];
-            self.base = self.base - table[old as usize] + table[new as usize];
-            if map.inner.len() == 2 {
-                self.parity ^= rank_parity(old, map.outer_sizes[i]) ^ rank_parity(new, map.outer_sizes[i]);
-            }
-            if new != 0 {
-                break;
-            }
-        }
-        Some(item)
     }
 }

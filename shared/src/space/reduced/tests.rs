@@ -1,25 +1,7 @@
+use super::test_support::{space, walk};
 use super::*;
 use crate::puzzle::{parse_puzzle, Metric};
 use proptest::prelude::*;
-
-fn space(spec: &str, metric: Metric) -> (Puzzle, ReducedSpace) {
-    let p = parse_puzzle(spec, metric).unwrap();
-    let r = ReducedSpace::plan(&p, p.all_moves_even()).unwrap_or_else(|e| panic!("{}: {}", spec, e));
-    (p, r)
-}
-
-/// A state of the puzzle's group from a seed: a random walk of moves.
-fn walk(p: &Puzzle, mut seed: u64, steps: usize) -> Vec<u8> {
-    let mut state = p.solved.clone();
-    for _ in 0..steps {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let m = &p.moves[(seed >> 33) as usize % p.moves.len()];
-        if let Some(next) = p.apply(m, &state) {
-            state = next;
-        }
-    }
-    state
-}
 
 #[test]
 fn enumerated_classes_agree_with_burnside_and_cover_every_key() {
