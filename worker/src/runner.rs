@@ -111,6 +111,9 @@ pub struct TaskRunner {
     outputs: Vec<Slot>,
     /// Level the last task read (older levels are dropped from the cache).
     level: Option<u32>,
+    /// `d - 2` while the running level reads from `d` and level `d - 2`
+    /// is still on disk (see [`shard`]).
+    older: Option<u32>,
     /// While the level read is sparse: one bit per shard that can gain
     /// states (see [`Self::sparse_targets`]); every other shard's task is
     /// written empty without working out its sources.
@@ -129,8 +132,9 @@ impl TaskRunner {
         let words = job.space.shard_words();
         let shard_bytes = job.space.shard_bytes();
         // What one shard of a batch holds: its sources (one per move and
-        // itself), `F_{d-1}(B)` or the union, and its output.
-        let batch_item = (job.puzzle.moves.len() as u64 + 4) * shard_bytes;
+        // itself), `F_{d-1}(B)` or the union, `F_{d-2}(B) ∪ F_{d-1}(B)`,
+        // its output, and the buffer the older level is read through.
+        let batch_item = (job.puzzle.moves.len() as u64 + 5) * shard_bytes;
         let ctx = pool.install(|| SearchContext::new(job));
         // The tables and the buffers outside the cache come out of the same
         // budget as the cached shards.
@@ -155,6 +159,7 @@ impl TaskRunner {
             batch: batch as usize,
             outputs: Vec::new(),
             level: None,
+            older: None,
             targets: None,
             pool,
         })
@@ -240,18 +245,35 @@ impl TaskRunner {
     fn union_of_levels(&mut self, below: u32, shard: u64) -> Result<Slot, TaskError> {
         let mut union = self.cache.zeroed();
         let mut buffer = self.cache.buffer();
-        let chunk = self.ctx.job.chunking.chunk_of(shard);
         self.ctx.job.level_zero(shard, &mut union);
         for level in 1..below {
-            let reader = self.reader(level, chunk)?;
-            let i = (shard - reader.header().id.first_shard) as usize;
-            let read = reader
-                .read_shard_via(i, &mut buffer, &mut self.frame)
-                .map_err(|e| input_error(level, chunk, e))?;
-            self.cache.stats.bytes_read += read;
-            union.iter_mut().zip(buffer.iter()).for_each(|(u, w)| *u |= w);
+            self.or_level_into(level, shard, &mut union, &mut buffer)?;
         }
         Ok(union)
+    }
+
+    /// ORs `F_level(shard)` into `into`, read through `buffer` past the
+    /// cache (levels read only once); nothing is read when the chunk index
+    /// says the shard is empty.
+    pub(super) fn or_level_into(
+        &mut self,
+        level: u32,
+        shard: u64,
+        into: &mut [u64],
+        buffer: &mut [u64],
+    ) -> Result<(), TaskError> {
+        let chunk = self.ctx.job.chunking.chunk_of(shard);
+        let reader = self.reader(level, chunk)?;
+        let i = (shard - reader.header().id.first_shard) as usize;
+        if reader.entries()[i].popcount == 0 {
+            return Ok(());
+        }
+        let read = reader
+            .read_shard_via(i, buffer, &mut self.frame)
+            .map_err(|e| input_error(level, chunk, e))?;
+        self.cache.stats.bytes_read += read;
+        into.iter_mut().zip(buffer.iter()).for_each(|(u, w)| *u |= w);
+        Ok(())
     }
 
     /// A new level: shards of levels no task reads again leave the cache.
@@ -261,6 +283,12 @@ impl TaskRunner {
             self.files.retain_levels_from(from_level.saturating_sub(1));
             // Set first: a failure below leaves the level to the slow path.
             self.level = Some(from_level);
+            // F_{d-2} is on disk when the coordinator kept it (it holds
+            // more states than remain unseen) or as an early level `last2`
+            // keeps; its states then leave the kernel's unseen set.
+            self.older = from_level
+                .checked_sub(2)
+                .filter(|&l| l > 0 && self.checkpoint.level_dir(l).is_dir());
             self.ctx.begin_level();
             self.targets = None;
             self.targets = self.sparse_targets(from_level)?;

@@ -370,3 +370,35 @@ fn a_result_after_its_lease_expired_is_late_and_its_worker_lost() {
     h.run_until(other, usize::MAX);
     assert_eq!(h.depths(), PUBLISHED_2X4);
 }
+
+/// The level two below the frontier stays for the next level only where it
+/// outnumbers the states left and bottom-up is likely: on the 4×4 Loopover
+/// MTM table (results/loopover-4x4-mtm), for depth 13 alone.
+#[test]
+fn an_older_level_is_kept_only_where_bottom_up_would_probe_it() {
+    use super::completion::older_level_pays;
+    let counts: [u128; 15] = [
+        1,
+        24,
+        396,
+        6264,
+        97558,
+        1486728,
+        22201916,
+        324714424,
+        4612908913,
+        62546431704,
+        761114737756,
+        6477461009768,
+        13117496920628,
+        499209363040,
+        8880,
+    ];
+    let order = Some(20922789888000u128);
+    let keeps: Vec<usize> = (1..=counts.len())
+        .filter(|&n| older_level_pays(&counts[..n], order))
+        .map(|n| n - 1)
+        .collect();
+    assert_eq!(keeps, vec![12], "kept after depth 12 (level 10, for depth 13) only");
+    assert!(!older_level_pays(&counts[..13], None), "no group order, nothing to compare");
+}
