@@ -200,7 +200,9 @@ pub async fn run_worker(config: WorkerConfig) -> anyhow::Result<WorkerSummary> {
     tracing::info!("connecting to the coordinator at {}", link.url);
     let mut session = join(&link, &config, threads, Instant::now()).await?;
     let job = match &config.job {
-        Some(job) if job.fingerprint() == session.spec.fingerprint && job.chunking.per_chunk == session.spec.chunk_shards => {
+        Some(job)
+            if job.fingerprint() == session.spec.fingerprint && job.chunking.per_chunk == session.spec.chunk_shards =>
+        {
             job.clone()
         }
         _ => job_of(&session.spec)?,

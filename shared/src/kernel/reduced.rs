@@ -80,7 +80,9 @@ pub fn expand_reduced(
     } else {
         let started = std::time::Instant::now();
         let stats = top_down::expand(&task, &steps, sources, out);
-        moves.costs.record_top_down(started.elapsed().as_nanos() as u64, stats.evaluations);
+        moves
+            .costs
+            .record_top_down(started.elapsed().as_nanos() as u64, stats.evaluations);
         stats
     };
     stats.found = crate::kernel::bits::popcount(out);

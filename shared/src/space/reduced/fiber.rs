@@ -434,7 +434,9 @@ impl FiberMap {
                 }
             }
         }
-        bases.into_iter().map(move |(base, parity)| (base, self.table_of_parity(parity)))
+        bases
+            .into_iter()
+            .map(move |(base, parity)| (base, self.table_of_parity(parity)))
     }
 
     fn table_of_parity(&self, parity: bool) -> &[u64] {
