@@ -23,9 +23,10 @@
 //! Then the index, 32 bytes per shard (offset, length, popcount, xxh3-64 of
 //! the shard's uncompressed words), then each non-empty shard's words:
 //! zstd frames of at most [`FRAME_BYTES`] of them, or, when between a fifth
-//! and four fifths of its bits are set ([`stored_raw`]), the words as they
-//! are (its length is then the shard's size, which no zstd encoding of it
-//! can have: a frame adds a header). An empty shard has length 0 and no
+//! and four fifths of its bits are set ([`stored_raw`]) or whenever zstd
+//! does not make them smaller, the words as they are: a length equal to
+//! the shard's size means raw words, and compressed shards are always
+//! shorter than that. An empty shard has length 0 and no
 //! frame: sparse levels cost only their index.
 //!
 //! Files are written to a unique temporary name, fsynced, renamed, and the
@@ -364,17 +365,25 @@ impl ChunkWriter {
             let bytes = payload_bytes(words);
             let io = |e| FormatError::io(&self.path, e);
             let file = self.file.as_mut().expect("open until finished");
-            if stored_raw(popcount, words.len() as u64 * 64) {
-                file.write_all(bytes).map_err(io)?;
+            // Frames of FRAME_BYTES compressed in parallel (on the caller's
+            // rayon pool), written one after the other: zstd decompresses
+            // concatenated frames as one stream.
+            let frames = if stored_raw(popcount, words.len() as u64 * 64) {
+                Vec::new()
             } else {
-                // Frames of FRAME_BYTES compressed in parallel (on the
-                // caller's rayon pool), written one after the other: zstd
-                // decompresses concatenated frames as one stream.
-                let frames = bytes
+                bytes
                     .par_chunks(FRAME_BYTES)
                     .map(compress_frame)
                     .collect::<io::Result<Vec<Vec<u8>>>>()
-                    .map_err(io)?;
+                    .map_err(io)?
+            };
+            // A reader takes a length equal to the shard's size for raw
+            // words, so frames that are not smaller (a 72-byte shard of the
+            // 2×4 Loopover compressed to exactly 72 bytes) are not kept.
+            let compressed: usize = frames.iter().map(Vec::len).sum();
+            if frames.is_empty() || compressed >= bytes.len() {
+                file.write_all(bytes).map_err(io)?;
+            } else {
                 for frame in &frames {
                     file.write_all(frame).map_err(io)?;
                 }

@@ -5,7 +5,7 @@
 use super::*;
 use cayley_proto::{task_failed, Task, TaskDone, TaskFailed, TaskProgress};
 use cayley_shared::files::checkpoint::KeepLevels;
-use cayley_shared::files::format::verify_chunk;
+use cayley_shared::files::format::{verify_chunk, ChunkReader};
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_worker::client::done_message;
 use cayley_worker::runner::{TaskError, TaskRunner};
@@ -268,6 +268,31 @@ fn a_reduced_job_records_the_full_counts() {
     assert_eq!(h.depths(), PUBLISHED_2X4);
     let stored: u64 = h.state.manifest.levels.iter().map(|l| l.stored).sum();
     assert!(stored < 40320, "{} bits stored", stored);
+}
+
+/// Level d-2, which workers read only to shrink the unseen set, is damaged
+/// on disk: the worker goes on without it and the table is still exact
+/// (the coordinator cannot repair a level it does not count as an input).
+#[test]
+fn a_damaged_older_level_is_left_out() {
+    let mut h = harness_of("loopover:2x4", KeepLevels::All);
+    let worker = h.state.register("w".into(), 1, 0);
+    // Depths 0..=5 done: the next tasks read level 5, 4 and (older) 3.
+    h.run_until(worker, 6);
+    for chunk in 0..h.state.job.chunking.chunks() {
+        // Every stored shard's first byte changed: reads fail their checksum.
+        let path = h.state.checkpoint.chunk_path(3, chunk);
+        let reader = ChunkReader::open(&path, &h.state.chunk_id(3, chunk)).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        for entry in reader.entries().iter().filter(|e| e.length > 0) {
+            bytes[entry.offset as usize] ^= 0x40;
+        }
+        std::fs::write(&path, &bytes).unwrap();
+    }
+    h.restart_worker();
+    h.run_until(worker, usize::MAX);
+    assert_eq!(h.state.phase, Phase::Finished);
+    assert_eq!(h.depths(), PUBLISHED_2X4);
 }
 
 /// The harness with a lease period of `lease`.

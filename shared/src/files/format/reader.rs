@@ -132,7 +132,7 @@ impl ChunkReader {
         let corrupt = |detail: String| FormatError::corrupt(&self.path, format!("shard {}: {}", shard, detail));
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
         if e.length == bytes.len() as u64 {
-            // Stored raw (no zstd encoding of a shard has its raw size).
+            // Stored raw (the writer keeps frames only when shorter).
             self.file
                 .read_exact_at(bytes, e.offset)
                 .map_err(|err| FormatError::io(&self.path, err))?;
