@@ -19,7 +19,7 @@
 
 use anyhow::Context;
 use cayley_shared::files::checkpoint::{CheckpointDir, KeepLevels, MANIFEST_FILE};
-use cayley_shared::files::format::FORMAT_VERSION;
+use cayley_shared::files::format::{FORMAT_VERSION, OLDEST_READABLE_VERSION};
 use cayley_shared::search::job::Job;
 use cayley_shared::space::Space;
 use serde::{Deserialize, Serialize};
@@ -227,11 +227,12 @@ impl Manifest {
 
     /// Refuses a manifest of another format version or another job.
     pub fn check_matches(&self, job: &Job, dir: &Path) -> anyhow::Result<()> {
-        if self.format_version != FORMAT_VERSION {
+        if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&self.format_version) {
             anyhow::bail!(
-                "{}: checkpoint format version {}, this build reads version {}",
+                "{}: checkpoint format version {}, this build reads versions {} to {}",
                 dir.display(),
                 self.format_version,
+                OLDEST_READABLE_VERSION,
                 FORMAT_VERSION
             );
         }
@@ -294,11 +295,13 @@ pub fn load_manifest(dir: &CheckpointDir) -> anyhow::Result<Option<Manifest>> {
             let value: serde_json::Value =
                 serde_json::from_slice(&bytes).with_context(|| format!("{}: unreadable manifest", path.display()))?;
             let version = value.get("format_version").and_then(|v| v.as_u64());
-            if version != Some(FORMAT_VERSION as u64) {
+            let readable = OLDEST_READABLE_VERSION as u64..=FORMAT_VERSION as u64;
+            if !version.is_some_and(|v| readable.contains(&v)) {
                 anyhow::bail!(
-                    "{}: checkpoint format version {}, this build reads version {}",
+                    "{}: checkpoint format version {}, this build reads versions {} to {}",
                     dir.root().display(),
                     version.map_or("unknown".into(), |v| v.to_string()),
+                    OLDEST_READABLE_VERSION,
                     FORMAT_VERSION
                 );
             }

@@ -202,7 +202,7 @@ impl RunResult {
             self.antipodes.len(),
             listed,
             match (self.diameter > 0 && self.antipodes.iter().all(|a| a.word.is_empty()), self.directed) {
-                (true, _) => "without words (the levels kept are more than 4 moves apart: --keep-levels all or every:K give words)",
+                (true, _) => "without words (the levels kept are too far apart for the walk back: --keep-levels all or every:K give words)",
                 (false, true) => "each with a shortest word from solved (directed generators)",
                 (false, false) => "each with a shortest solving word",
             }

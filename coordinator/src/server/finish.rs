@@ -5,7 +5,9 @@ use crate::manifest::Manifest;
 use crate::result::RunResult;
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::ChunkReader;
-use cayley_shared::search::antipodes::{find_antipodes, first_states, walk_fits, Antipode, LevelSource, ShardWords};
+use cayley_shared::search::antipodes::{
+    find_antipodes, first_states, walk_fits, Antipode, LevelSource, ShardWords, WalkBudgetSpent, LONG_WALK_PROBES,
+};
 use cayley_shared::search::job::Job;
 use std::collections::HashMap;
 
@@ -81,17 +83,27 @@ pub fn outcome_to_result(
             || level == 0
             || (manifest.keeps_level(level, raw_level) && checkpoint.level_dir(level).is_dir())
     };
-    let antipodes = if walk_fits(depth, &kept) {
-        find_antipodes(job, &mut source, depth, limit, &kept)?
+    // Jumps of more than MAX_KEEP_STRIDE moves between the levels left are
+    // tried with a bounded number of membership tests: depth first they
+    // usually succeed early, but their worst case grows as moves^jump.
+    let max_probes = if walk_fits(depth, &kept) {
+        u64::MAX
     } else {
-        // Too few earlier levels are left: states without words.
-        first_states(job, &mut source, depth, limit)?
-            .into_iter()
-            .map(|state| Antipode {
-                state,
-                solution: Vec::new(),
-            })
-            .collect()
+        LONG_WALK_PROBES
+    };
+    let antipodes = match find_antipodes(job, &mut source, depth, limit, &kept, max_probes) {
+        Ok(antipodes) => antipodes,
+        Err(e) if e.is::<WalkBudgetSpent>() => {
+            // Too few earlier levels are left: states without words.
+            first_states(job, &mut source, depth, limit)?
+                .into_iter()
+                .map(|state| Antipode {
+                    state,
+                    solution: Vec::new(),
+                })
+                .collect()
+        }
+        Err(e) => return Err(e),
     };
     Ok(RunResult::new(job, manifest, &antipodes))
 }

@@ -42,9 +42,15 @@ use thiserror::Error;
 
 /// File magic.
 pub const MAGIC: &[u8; 8] = b"CAYLEYCK";
-/// Version of this layout; files of another version are refused. Version 3
+/// Version of this layout; files of a newer version, or older than
+/// [`OLDEST_READABLE_VERSION`], are refused. Version 3
 /// added shards stored raw.
 pub const FORMAT_VERSION: u32 = 3;
+
+/// Version 2 files (every shard compressed) still read: a checkpoint
+/// written before raw shards resumes and gives its result.
+pub const OLDEST_READABLE_VERSION: u32 = 2;
+
 /// Bytes of the header.
 pub const HEADER_LEN: usize = 96;
 /// Bytes of one index entry.
@@ -197,6 +203,9 @@ pub struct ChunkHeader {
     pub popcount: u64,
     /// xxh3-64 of the index: covers every shard's checksum and count.
     pub index_checksum: u64,
+    /// Format version the file was written in ([`OLDEST_READABLE_VERSION`]
+    /// up to [`FORMAT_VERSION`]).
+    pub version: u32,
 }
 
 fn u32_at(h: &[u8], i: usize) -> u32 {
@@ -230,7 +239,8 @@ impl ChunkHeader {
         if &h[0..8] != MAGIC {
             return Err(FormatError::BadMagic { path: path.into() });
         }
-        if u32_at(h, 8) != FORMAT_VERSION {
+        let version = u32_at(h, 8);
+        if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(FormatError::Version {
                 path: path.into(),
                 found: u32_at(h, 8),
@@ -254,6 +264,7 @@ impl ChunkHeader {
             },
             popcount: u64_at(h, 56),
             index_checksum: u64_at(h, 64),
+            version,
         })
     }
 
@@ -409,6 +420,7 @@ impl ChunkWriter {
         );
         let index = encode_index(&self.entries);
         let header = ChunkHeader {
+            version: FORMAT_VERSION,
             id: self.id,
             popcount: self.popcount,
             index_checksum: xxhash_rust::xxh3::xxh3_64(&index),

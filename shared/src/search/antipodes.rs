@@ -47,9 +47,23 @@ pub trait LevelSource {
 /// memory must not grow with the space.
 const WALK_SHARDS: usize = 32;
 
+/// The walk gave up: it tested as many states for membership in a kept
+/// level as it was allowed to ([`find_antipodes`]'s `max_probes`).
+#[derive(Debug, thiserror::Error)]
+#[error("the antipode walk used up its membership tests before reaching solved")]
+pub struct WalkBudgetSpent;
+
+/// Membership tests a walk with a jump longer than [`MAX_KEEP_STRIDE`] may
+/// make in all (2^22): such a jump tries up to `moves^K` words per state in
+/// the worst case, but depth first it usually meets the kept level within a
+/// few thousand (the 4×4 Loopover STM under `last2`: 17 → 10, seven moves
+/// of 16). At most a few minutes of shard reads.
+pub const LONG_WALK_PROBES: u64 = 1 << 22;
+
 /// Picks the first `limit` states of level `depth` and finds a shortest
 /// solving word for each through the earlier levels that are `kept` (level
-/// 0 always is). From depth `d` the walk goes to the nearest kept level
+/// 0 always is), testing at most `max_probes` states for membership in a
+/// kept level (else [`WalkBudgetSpent`]). From depth `d` the walk goes to the nearest kept level
 /// `t < d` in exactly `d − t` moves: any such path is shortest, since no
 /// move changes the depth by more than one. With every level kept, that is
 /// one move at a time.
@@ -59,7 +73,9 @@ pub fn find_antipodes(
     depth: u32,
     limit: usize,
     kept: &dyn Fn(u32) -> bool,
+    max_probes: u64,
 ) -> anyhow::Result<Vec<Antipode>> {
+    let mut probes_left = max_probes;
     let states = first_states(job, source, depth, limit)?;
     let mut walkers: Vec<Antipode> = states
         .into_iter()
@@ -77,6 +93,7 @@ pub fn find_antipodes(
             source: &mut *source,
             level: target,
             shards: HashMap::new(),
+            probes_left: &mut probes_left,
         };
         for (walker, pos) in walkers.iter_mut().zip(positions.iter_mut()) {
             let mut word = Vec::new();
@@ -126,10 +143,15 @@ struct LevelBits<'a> {
     source: &'a mut dyn LevelSource,
     level: u32,
     shards: HashMap<u64, ShardWords>,
+    probes_left: &'a mut u64,
 }
 
 impl LevelBits<'_> {
     fn contains(&mut self, state: &[u8]) -> anyhow::Result<bool> {
+        if *self.probes_left == 0 {
+            return Err(WalkBudgetSpent.into());
+        }
+        *self.probes_left -= 1;
         let (shard, word, bit) = self.job.space.locate(state);
         if !self.shards.contains_key(&shard) {
             if self.shards.len() >= WALK_SHARDS {

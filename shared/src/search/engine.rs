@@ -219,7 +219,7 @@ fn search_in_pool(job: &Job, config: &SearchConfig, progress: &dyn Progress) -> 
         );
     }
     let last = depths.len() as u32 - 1;
-    let antipodes = find_antipodes(job, &mut store, last, config.antipodes, &|_| true)?;
+    let antipodes = find_antipodes(job, &mut store, last, config.antipodes, &|_| true, u64::MAX)?;
     Ok(SearchOutcome {
         depths,
         classes,

@@ -131,7 +131,7 @@ impl ChunkReader {
         let shard = self.header.id.first_shard + i as u64;
         let corrupt = |detail: String| FormatError::corrupt(&self.path, format!("shard {}: {}", shard, detail));
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
-        if e.length == bytes.len() as u64 {
+        if e.length == bytes.len() as u64 && self.header.version >= 3 {
             // Stored raw (the writer keeps frames only when shorter).
             self.file
                 .read_exact_at(bytes, e.offset)

@@ -229,3 +229,37 @@ fn shards_that_do_not_compress_read_back() {
         verify_chunk(&path, &chunk).unwrap();
     }
 }
+
+/// Files of version 2 (before raw shards) still read; older and newer
+/// versions are refused by name.
+#[test]
+fn version_2_files_read_and_others_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c");
+    let shards = sample();
+    write_sample(&path);
+    let with_version = |version: u32| {
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[8..12].copy_from_slice(&version.to_le_bytes());
+        let own = xxhash_rust::xxh3::xxh3_64(&bytes[..72]);
+        bytes[72..80].copy_from_slice(&own.to_le_bytes());
+        let other = dir.path().join(format!("v{}", version));
+        std::fs::write(&other, &bytes).unwrap();
+        other
+    };
+    let old = with_version(2);
+    let reader = ChunkReader::open(&old, &id(2, 3)).unwrap();
+    assert_eq!(reader.header().version, 2);
+    let mut out = vec![0u64; 500];
+    // The sparse shard is compressed in both versions and reads back alike.
+    reader.read_shard(0, &mut out).unwrap();
+    assert_eq!(out, shards[0]);
+    for version in [1, FORMAT_VERSION + 1] {
+        let err = ChunkReader::open(&with_version(version), &id(2, 3)).unwrap_err();
+        assert!(
+            err.to_string().contains(&format!("format version {}", version)),
+            "{}",
+            err
+        );
+    }
+}
