@@ -2,7 +2,7 @@
 
 use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::puzzle::{job_spec_with, Metric, TwsOptions};
-use cayley_shared::search::resources::parse_size;
+use cayley_shared::units::parse_size;
 use cayley_worker::args::at_least_one;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;

@@ -2,13 +2,14 @@
 
 use crate::cli::{InfoArgs, PuzzleArgs};
 use cayley_shared::files::checkpoint::KeepLevels;
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::group::{order_of_points, puzzle_group_order};
 use cayley_shared::puzzle::{
     parse_puzzle, split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError,
 };
-use cayley_shared::search::job::Job;
-use cayley_shared::search::resources::{default_budget, free_space, human_bytes, requirements};
+use cayley_shared::search::resources::{default_budget, free_space, requirements};
 use cayley_shared::space::Space;
+use cayley_shared::units::human_bytes;
 use std::path::Path;
 
 /// Parses the puzzle arguments into a planned job.

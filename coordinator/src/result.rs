@@ -3,9 +3,9 @@
 
 use crate::manifest::{IoTotals, Manifest};
 use anyhow::Context;
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::Puzzle;
 use cayley_shared::search::antipodes::Antipode;
-use cayley_shared::search::job::Job;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;

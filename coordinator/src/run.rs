@@ -7,9 +7,10 @@ use crate::lock::OwnerLock;
 use crate::manifest::{load_manifest, save_manifest, Manifest};
 use crate::out::{default_out_dir, OutDir};
 use cayley_shared::files::checkpoint::{CheckpointDir, MANIFEST_FILE};
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle_with_file, spec_file_text};
-use cayley_shared::search::job::Job;
-use cayley_shared::search::resources::{check_disk, human_bytes};
+use cayley_shared::search::resources::check_disk;
+use cayley_shared::units::human_bytes;
 use std::path::Path;
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {

@@ -2,7 +2,7 @@
 
 use crate::cli::StatusArgs;
 use cayley_proto::StatusRequest;
-use cayley_shared::search::resources::human_bytes;
+use cayley_shared::units::human_bytes;
 use cayley_worker::client::link::{status_reason, CALL_TIMEOUT};
 use cayley_worker::client::Link;
 use std::time::Duration;

@@ -7,9 +7,9 @@ use cayley_proto::{
     lease_reply, task_failed, task_update, IoStats, JobSpec, LeaseRequest, RegisterRequest, Task, TaskDone, TaskFailed,
     TaskProgress, TaskUpdate, PROTOCOL_VERSION,
 };
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::parse_puzzle_with_file;
-use cayley_shared::search::job::Job;
-use cayley_shared::search::resources::human_bytes;
+use cayley_shared::units::human_bytes;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -200,7 +200,9 @@ pub async fn run_worker(config: WorkerConfig) -> anyhow::Result<WorkerSummary> {
     tracing::info!("connecting to the coordinator at {}", link.url);
     let mut session = join(&link, &config, threads, Instant::now()).await?;
     let job = match &config.job {
-        Some(job) if job.fingerprint() == session.spec.fingerprint && job.chunking.per_chunk == session.spec.chunk_shards => {
+        Some(job)
+            if job.fingerprint() == session.spec.fingerprint && job.chunking.per_chunk == session.spec.chunk_shards =>
+        {
             job.clone()
         }
         _ => job_of(&session.spec)?,

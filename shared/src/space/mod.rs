@@ -12,6 +12,7 @@
 //! Either way a level is one bit array per shard, shard arrays are whole
 //! 64-bit words, and a task is `(level, shard)`.
 
+pub mod bits;
 pub mod codec;
 pub mod colex;
 pub mod layout;
@@ -153,7 +154,7 @@ impl Space {
     pub fn classes_in(&self, shard: u64, words: &[u64]) -> u64 {
         match self {
             Space::Reduced(r) => r.classes_in(shard, words),
-            _ => crate::kernel::bits::popcount(words),
+            _ => crate::space::bits::popcount(words),
         }
     }
 

@@ -400,5 +400,8 @@ fn an_older_level_is_kept_only_where_bottom_up_would_probe_it() {
         .map(|n| n - 1)
         .collect();
     assert_eq!(keeps, vec![12], "kept after depth 12 (level 10, for depth 13) only");
-    assert!(!older_level_pays(&counts[..13], None), "no group order, nothing to compare");
+    assert!(
+        !older_level_pays(&counts[..13], None),
+        "no group order, nothing to compare"
+    );
 }

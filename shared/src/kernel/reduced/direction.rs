@@ -36,7 +36,13 @@ pub struct DirectionCosts {
 impl DirectionCosts {
     /// Forgets the running level's figures.
     pub fn reset(&self) {
-        for total in [&self.mark_nanos, &self.marks, &self.probe_nanos, &self.probes, &self.probed_states] {
+        for total in [
+            &self.mark_nanos,
+            &self.marks,
+            &self.probe_nanos,
+            &self.probes,
+            &self.probed_states,
+        ] {
             total.store(0, Ordering::Relaxed);
         }
     }

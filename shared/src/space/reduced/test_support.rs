@@ -22,4 +22,3 @@ pub fn walk(p: &Puzzle, mut seed: u64, steps: usize) -> Vec<u8> {
     }
     state
 }
-
