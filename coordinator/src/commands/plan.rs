@@ -10,7 +10,7 @@
 mod model;
 
 use crate::cli::PlanArgs;
-use crate::info::plan_job;
+use crate::job::plan_job;
 use anyhow::Context;
 use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::job::Job;
@@ -121,7 +121,7 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
         human_bytes(req.disk_bytes(KeepLevels::Every(3))),
         human_bytes(req.disk_last2_bytes)
     );
-    println!("model        kernel timed at each level's densities on random bits, compressed sizes from zstd on random bits (upper bounds); described in coordinator/src/plan/model.rs");
+    println!("model        kernel timed at each level's densities on random bits, compressed sizes from zstd on random bits (upper bounds); described in coordinator/src/commands/plan/model.rs");
     Ok(())
 }
 

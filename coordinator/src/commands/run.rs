@@ -1,18 +1,19 @@
-//! `cayley run` and `cayley resume`: whole jobs on this machine.
+//! `cayley run`: a whole job on this machine.
 
-use crate::cli::{ResumeArgs, RunArgs};
-use crate::info::plan_job;
+use crate::cli::RunArgs;
+use crate::job::plan_job;
 use crate::local::{run_local, LocalJob};
 use crate::lock::OwnerLock;
-use crate::manifest::{load_manifest, save_manifest, Manifest};
+use crate::manifest::{load_manifest, Manifest};
 use crate::out::{default_out_dir, OutDir};
-use cayley_shared::files::checkpoint::{CheckpointDir, MANIFEST_FILE};
+use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::job::Job;
-use cayley_shared::puzzle::{parse_puzzle_with_file, spec_file_text};
+use cayley_shared::puzzle::spec_file_text;
 use cayley_shared::search::resources::check_disk;
-use cayley_shared::units::human_bytes;
 use std::path::Path;
 
+/// Plans the job, checks memory and disk, and runs it to the end with
+/// in-process workers, writing the results into the `--out` folder.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let job = plan_job(&args.puzzle)?;
     args.keep_levels.check_for(&job)?;
@@ -104,109 +105,4 @@ fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, Owne
         local: args.local.clone(),
     };
     Ok((task, owner))
-}
-
-/// Rebuilds the job a manifest describes, from the manifest alone (a
-/// `perm:`/`tws:` definition comes from its recorded text).
-pub fn job_of_manifest(manifest: &Manifest) -> anyhow::Result<Job> {
-    let metric = manifest.job.metric.parse().map_err(|e: String| anyhow::anyhow!(e))?;
-    let puzzle = parse_puzzle_with_file(&manifest.job.puzzle, metric, manifest.job.definition.as_deref())?;
-    Ok(Job::new(puzzle, Some(manifest.job.shard_pieces))?.with_chunk_shards(Some(manifest.job.chunk_shards)))
-}
-
-pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
-    let dir = &args.checkpoint_dir;
-    let checkpoint = CheckpointDir::existing(dir);
-    let not_a_checkpoint = || {
-        anyhow::anyhow!(
-            "{} has no {}: not a cayley checkpoint directory",
-            dir.display(),
-            MANIFEST_FILE
-        )
-    };
-    // Checked first so that no lock file is left in a directory that is not
-    // a checkpoint; the manifest is read once the directory is ours. A run
-    // that owns a directory it has not written a manifest into yet is named
-    // as its owner.
-    if !checkpoint.manifest_path().exists() {
-        OwnerLock::refuse_if_held(&checkpoint)?;
-        return Err(not_a_checkpoint());
-    }
-    let _owner = OwnerLock::acquire(&checkpoint)?;
-    let manifest = load_manifest(&checkpoint)?.ok_or_else(not_a_checkpoint)?;
-    let job = job_of_manifest(&manifest)?;
-    manifest.check_matches(&job, dir)?;
-    if !args.local.quiet {
-        let done = manifest.levels.len().saturating_sub(1);
-        eprintln!(
-            "resuming {} ({}) from {}: {} level(s) done{}",
-            manifest.job.puzzle,
-            manifest.job.metric,
-            dir.display(),
-            done,
-            if manifest.finished {
-                ", job finished: rewriting the results"
-            } else {
-                ""
-            }
-        );
-    }
-    let (mut local, mut manifest) = (args.local, manifest);
-    let quiet = local.quiet;
-    local.memory = kept_or_given(
-        local.memory,
-        &mut manifest.memory,
-        ("memory budget", "--memory"),
-        quiet,
-        |m| human_bytes(*m as u128),
-    );
-    let out = kept_or_given(
-        local.out.take(),
-        &mut manifest.out,
-        ("results go to", "--out"),
-        quiet,
-        |p| p.display().to_string(),
-    )
-    .unwrap_or_else(|| default_out_dir(&manifest.job.puzzle, &manifest.job.metric));
-    let out = OutDir::prepare(&out)?;
-    manifest.out = Some(out.path.clone());
-    // Saved now, so that the next resume keeps what this one was given.
-    save_manifest(&checkpoint, &manifest)?;
-    run_local(LocalJob {
-        job,
-        checkpoint,
-        fresh: manifest,
-        temporary: None,
-        out: out.path,
-        local,
-    })
-}
-
-/// A setting `resume` takes from the command line when given (recording it
-/// for the next resume), else from the manifest, saying so unless quiet;
-/// `(what, option)` name it in that message. `None` when neither has one.
-pub fn kept_or_given<T: Clone>(
-    given: Option<T>,
-    recorded: &mut Option<T>,
-    (what, option): (&str, &str),
-    quiet: bool,
-    show: impl Fn(&T) -> String,
-) -> Option<T> {
-    match given {
-        Some(value) => {
-            *recorded = Some(value.clone());
-            Some(value)
-        }
-        None => {
-            if let (Some(value), false) = (recorded.as_ref(), quiet) {
-                eprintln!(
-                    "{} {}, as the job was started ({} changes it)",
-                    what,
-                    show(value),
-                    option
-                );
-            }
-            recorded.clone()
-        }
-    }
 }

@@ -1,13 +1,12 @@
 //! `cayley serve`: a coordinator for workers on other machines.
 
 use crate::cli::ServeArgs;
-use crate::info::plan_job;
+use crate::job::{job_of_manifest, kept_or_given, plan_job};
 use crate::local::{print_summary, random_token};
 use crate::lock::OwnerLock;
 use crate::manifest::{load_manifest, save_manifest, Manifest};
 use crate::out::OutDir;
 use crate::progress::LevelBars;
-use crate::run::{job_of_manifest, kept_or_given};
 use crate::server::finish::result_of;
 use crate::server::state::{JobState, Phase};
 use crate::server::{self, ServeOptions};
