@@ -1,7 +1,7 @@
 //! Shared library of cayley: the engine both the coordinator and the
 //! workers run. Its modules are the stages of the data path, in order; a
-//! stage uses only the stages before it (`tools/stage-order.py`, run by
-//! `.ci/run`, fails on an import the other way; tests may reach anywhere):
+//! stage uses only the stages before it (`.ci/stage-order.py`, run by `.ci/run`,
+//! fails on an import the other way; tests may reach anywhere):
 //!
 //! units → puzzle → space (ranking, shards) → job (the plan) → kernel →
 //! files → search (results).
