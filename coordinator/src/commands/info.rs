@@ -13,6 +13,8 @@ use cayley_shared::space::Space;
 use cayley_shared::units::human_bytes;
 use std::path::Path;
 
+/// Prints the puzzle, its group order, the job's plan and the memory and
+/// disk a run needs; a puzzle too large to plan still gets its group.
 pub fn info(args: InfoArgs) -> anyhow::Result<()> {
     let spec = args.puzzle.spec();
     let puzzle = match parse_puzzle(&spec, args.puzzle.metric) {

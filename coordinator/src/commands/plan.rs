@@ -26,6 +26,8 @@ use std::time::Duration;
 /// Densities at which zstd is sampled; others are interpolated.
 const DENSITIES: [f64; 7] = [1e-6, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5];
 
+/// Measures this machine and prints the projected time of the job on the
+/// cluster `args` describes, level by level.
 pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
     let job = plan_job(&args.puzzle)?;
     let dir = args.checkpoint_dir.clone().unwrap_or_else(|| PathBuf::from("."));

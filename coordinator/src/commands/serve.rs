@@ -17,6 +17,8 @@ use cayley_shared::search::resources::check_disk;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Serves a new or resumed job to remote workers until it finishes or
+/// stops, then writes the results.
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // A folder given is made and checked before anything else, and removed
     // again (if this made it) when the job is refused.

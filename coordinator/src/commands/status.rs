@@ -7,6 +7,7 @@ use cayley_worker::client::link::{status_reason, CALL_TIMEOUT};
 use cayley_worker::client::Link;
 use std::time::Duration;
 
+/// Asks a running coordinator for its progress and prints it.
 pub fn status(args: StatusArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let reply = runtime.block_on(async {

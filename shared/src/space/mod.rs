@@ -9,8 +9,9 @@
 //!   symmetries: a shard is a class of keys, and each stored bit stands for
 //!   a known number of states ([`Space::weight`]).
 //!
-//! Either way a level is one bit array per shard, shard arrays are whole
-//! 64-bit words, and a task is `(level, shard)`.
+//! Either way a level is one bit array per shard ([`bits`]) and shard arrays
+//! are whole 64-bit words; the job groups shards into chunks, and a task is
+//! `(level, chunk)`.
 
 pub mod bits;
 pub mod codec;
