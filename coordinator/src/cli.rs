@@ -2,7 +2,7 @@
 
 use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::puzzle::{job_spec_with, Metric, TwsOptions};
-use cayley_shared::search::resources::parse_size;
+use cayley_shared::units::parse_size;
 use cayley_worker::args::at_least_one;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -33,7 +33,7 @@ pub enum Command {
     /// from kernel, zstd and disk throughput measured on this machine.
     Plan(PlanArgs),
     /// Counting lower bound on the diameter: canonical move sequences per length.
-    Bound(crate::bound::BoundArgs),
+    Bound(BoundArgs),
 }
 
 /// Which puzzle and how to cut it.
@@ -280,4 +280,17 @@ pub struct InfoArgs {
     /// Plan the disk of a search that stops after depth D (as `run --max-depth D`).
     #[arg(long, value_name = "D")]
     pub max_depth: Option<u32>,
+}
+
+/// Which puzzle to bound.
+#[derive(Args, Debug)]
+pub struct BoundArgs {
+    /// Puzzle spec, e.g. `loopover:4x4` (any family whose moves are not guarded).
+    pub puzzle: String,
+    /// Metric: `mtm` (shift a line by any amount = 1 move) or `stm` (one cell = 1 move).
+    #[arg(long, default_value = "mtm")]
+    pub metric: Metric,
+    /// Track only these pieces (as for `cayley run`): the bound is for the coset space.
+    #[arg(long, value_name = "PIECES")]
+    pub track: Option<String>,
 }

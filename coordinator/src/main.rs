@@ -1,20 +1,22 @@
 //! `cayley`: computes exact distance tables of Cayley graphs of permutation
 //! puzzles. See `cayley --help` and README.md.
+//!
+//! `commands/` holds one module per subcommand; the other modules are the
+//! infrastructure they share: `cli` (arguments), `job` (a job from its
+//! arguments or its manifest), `local` (the coordinator and workers in one
+//! process), `server/` (the gRPC coordinator), `manifest`, `lock`, `out`,
+//! `progress`, `result` and `svg`.
 
-mod bound;
 mod cli;
-mod info;
+mod commands;
+mod job;
 mod local;
 mod lock;
 mod manifest;
 mod out;
-mod plan;
 mod progress;
 mod result;
-mod run;
-mod serve;
 mod server;
-mod status;
 mod svg;
 
 fn main() {
@@ -29,13 +31,13 @@ fn main() {
             .init();
     }
     let outcome = match cli.command {
-        cli::Command::Run(args) => run::run(args),
-        cli::Command::Serve(args) => serve::serve(args),
-        cli::Command::Resume(args) => run::resume(args),
-        cli::Command::Status(args) => status::status(args),
-        cli::Command::Info(args) => info::info(args),
-        cli::Command::Plan(args) => plan::plan(args),
-        cli::Command::Bound(args) => bound::bound(args),
+        cli::Command::Run(args) => commands::run::run(args),
+        cli::Command::Serve(args) => commands::serve::serve(args),
+        cli::Command::Resume(args) => commands::resume::resume(args),
+        cli::Command::Status(args) => commands::status::status(args),
+        cli::Command::Info(args) => commands::info::info(args),
+        cli::Command::Plan(args) => commands::plan::plan(args),
+        cli::Command::Bound(args) => commands::bound::bound(args),
     };
     if let Err(err) = outcome {
         eprintln!("error: {:#}", err);

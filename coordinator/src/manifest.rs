@@ -20,7 +20,7 @@
 use anyhow::Context;
 use cayley_shared::files::checkpoint::{CheckpointDir, KeepLevels, MANIFEST_FILE};
 use cayley_shared::files::format::{FORMAT_VERSION, OLDEST_READABLE_VERSION};
-use cayley_shared::search::job::Job;
+use cayley_shared::job::Job;
 use cayley_shared::space::Space;
 use serde::{Deserialize, Serialize};
 use std::io::Write;

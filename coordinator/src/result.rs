@@ -3,9 +3,9 @@
 
 use crate::manifest::{IoTotals, Manifest};
 use anyhow::Context;
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::Puzzle;
 use cayley_shared::search::antipodes::Antipode;
-use cayley_shared::search::job::Job;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -174,7 +174,16 @@ impl RunResult {
             let _ = writeln!(csv, "{},{}", d, c);
         }
         write_atomic(&dir.join("depths.csv"), csv.as_bytes())?;
-        write_atomic(&dir.join("depths.svg"), crate::svg::depth_histogram(self).as_bytes())?;
+        let title = format!(
+            "{} ({}): {} states, diameter {}{}",
+            self.puzzle,
+            self.metric,
+            self.states,
+            self.diameter,
+            if self.complete { "" } else { " (partial)" }
+        );
+        let svg = crate::svg::depth_histogram(&title, &self.depths);
+        write_atomic(&dir.join("depths.svg"), svg.as_bytes())?;
         write_atomic(&dir.join("antipodes.txt"), self.antipodes_text(puzzle).as_bytes())
     }
 

@@ -1,7 +1,6 @@
 //! `depths.svg`: the depth table as a log-scale bar chart, the way distance
 //! distributions are usually shown.
 
-use crate::result::RunResult;
 use std::fmt::Write as _;
 
 const WIDTH: f64 = 720.0;
@@ -11,9 +10,9 @@ const RIGHT: f64 = 20.0;
 const TOP: f64 = 50.0;
 const BOTTOM: f64 = 50.0;
 
-/// Renders the histogram of `result.depths` (log-scale counts).
-pub fn depth_histogram(result: &RunResult) -> String {
-    let counts = &result.depths;
+/// Renders `counts` (states per depth) as bars on a log scale, under
+/// `title`.
+pub fn depth_histogram(title: &str, counts: &[u64]) -> String {
     let max = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
     let decades = max.log10().ceil().max(1.0);
     let plot_w = WIDTH - LEFT - RIGHT;
@@ -26,19 +25,11 @@ pub fn depth_histogram(result: &RunResult) -> String {
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
     );
     let _ = writeln!(svg, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let title = format!(
-        "{} ({}): {} states, diameter {}{}",
-        result.puzzle,
-        result.metric,
-        result.states,
-        result.diameter,
-        if result.complete { "" } else { " (partial)" }
-    );
     let _ = writeln!(
         svg,
         r#"<text x="{}" y="28" text-anchor="middle" font-size="15">{}</text>"#,
         WIDTH / 2.0,
-        escape(&title)
+        escape(title)
     );
     for d in 0..=decades as u32 {
         let y = y_of(10f64.powi(d as i32));

@@ -7,10 +7,10 @@
 //! neighbour evaluations, then the totals and nanoseconds per evaluation
 //! per thread (wall time × threads / evaluations).
 
+use cayley_shared::job::Job;
 use cayley_shared::kernel::coded::{expand_coded, CodedMoves, CodedTask};
 use cayley_shared::kernel::task::SourceBits;
 use cayley_shared::puzzle::parse_puzzle;
-use cayley_shared::search::job::Job;
 use cayley_shared::space::Space;
 use std::time::Instant;
 

@@ -4,9 +4,9 @@
 //!
 //! `cargo run --release -p cayley-shared --example engine -- loopover:2x6 [mtm|stm] [threads]`
 
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::parse_puzzle;
 use cayley_shared::search::engine::{search, SearchConfig, Silent};
-use cayley_shared::search::job::Job;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();

@@ -11,10 +11,10 @@
 //! a worker's batches run them. Prints the direction the kernel took, its
 //! evaluations and nanoseconds per evaluation per thread.
 
+use cayley_shared::job::Job;
 use cayley_shared::kernel::context::SearchContext;
 use cayley_shared::kernel::task::{ShardInputs, SourceBits, TaskStats};
 use cayley_shared::puzzle::{parse_puzzle, Metric};
-use cayley_shared::search::job::Job;
 use rayon::prelude::*;
 use std::time::Instant;
 

@@ -1,8 +1,8 @@
 //! Running the in-process engine from tests, and checking its words.
 
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::Puzzle;
 use cayley_shared::search::engine::{search, SearchConfig, SearchOutcome, Silent};
-use cayley_shared::search::job::Job;
 
 /// Plans `puzzle` with `shard_pieces`, searches it completely on two
 /// threads keeping up to `antipodes` antipodes, and returns both.

@@ -7,8 +7,8 @@
 //! identities (counts add up, words replay to solved), never against an
 //! earlier output of this program.
 
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
-use cayley_shared::search::job::Job;
 use cayley_shared::search::resources::requirements;
 use cayley_tests::checkpoint::*;
 use cayley_tests::{cayley, read_json, write_json};

@@ -3,9 +3,9 @@
 //! the rules, published counts (tests/data/published.md) and
 //! counting identities.
 
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_shared::search::engine::SearchOutcome;
-use cayley_shared::search::job::Job;
 use cayley_tests::cube::{corner_twist_moves, cube_sticker_generators, cube_tws};
 use cayley_tests::engine::{assert_words_solve, run_complete};
 use cayley_tests::{bfs_counts, grid_adjacency, loopover_generators, reference_bfs, reference_tracked_bfs, test_dir};

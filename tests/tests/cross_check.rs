@@ -1,9 +1,9 @@
 //! The engine against the independent hash-set BFS of `cayley_tests`.
 
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::perm::Perm;
 use cayley_shared::puzzle::{from_generators, parse_puzzle, Metric, Puzzle};
 use cayley_shared::search::engine::{search, SearchConfig, Silent};
-use cayley_shared::search::job::Job;
 use cayley_tests::{loopover_generators, reference_bfs};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;

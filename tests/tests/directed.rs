@@ -3,10 +3,10 @@
 //! applies exactly the generators it is given, so it is directed too), the
 //! group order, and words that must rebuild their states.
 
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::perm::Perm;
 use cayley_shared::puzzle::{from_generators, parse_puzzle, Metric};
 use cayley_shared::search::engine::SearchOutcome;
-use cayley_shared::search::job::Job;
 use cayley_tests::engine::run_complete;
 use cayley_tests::{
     cayley, cayley_env, json_u64s, read_json, reference_bfs, reference_tracked_bfs, stderr_text, test_dir,

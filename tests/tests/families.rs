@@ -1,10 +1,10 @@
 //! The puzzle families searched by the engine, against published facts
 //! (tests/data/published.md) and the independent BFS helpers.
 
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::perm::Perm;
 use cayley_shared::puzzle::{parse_puzzle, Metric, Puzzle};
 use cayley_shared::search::engine::SearchOutcome;
-use cayley_shared::search::job::Job;
 use cayley_tests::engine::{assert_words_solve, run_complete};
 use cayley_tests::{cube_adjacency, grid_adjacency, reference_bfs, reference_blank_bfs, reference_turnstyle_bfs};
 use std::path::Path;

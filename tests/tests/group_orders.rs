@@ -2,10 +2,10 @@
 //! A_n from cycle notation, and the cubes from `.tws` definitions derived
 //! from the cube's geometry (`cayley_tests::cube`).
 
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::group::bignat::BigNat;
 use cayley_shared::puzzle::group::group_order_exact;
 use cayley_shared::puzzle::{parse_puzzle, Metric, Puzzle};
-use cayley_shared::search::job::Job;
 use cayley_tests::cube::cube_tws;
 
 fn order(p: &Puzzle) -> String {

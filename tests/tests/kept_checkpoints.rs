@@ -12,8 +12,8 @@
 //! the words of length k over Loopover 3×4's 17 generators).
 
 use cayley_shared::files::checkpoint::KeepLevels;
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
-use cayley_shared::search::job::Job;
 use cayley_shared::search::resources::requirements;
 use cayley_tests::symmetry::published_loopover_mtm;
 use cayley_tests::{cayley, cayley_env, json_u64s, read_json, stderr_text, test_dir};

@@ -7,8 +7,8 @@
 //! Tables: the 3×4 sliding puzzle from tests/data/sliding-tables.csv (OEIS
 //! A090166), the 3×3×3 corners from tests/data/cube-tables.csv (Bryan 1993).
 
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
-use cayley_shared::search::job::Job;
 use cayley_shared::search::resources::requirements;
 use cayley_tests::cube::cube_tws;
 use cayley_tests::procs::{run_worker_within, Coordinator};

@@ -1,9 +1,9 @@
 //! Loopover MTM depth tables from tests/data/published.md (seed
 //! paper 002 and independent computations), reproduced by the engine.
 
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_shared::search::engine::{search, SearchConfig, Silent};
-use cayley_shared::search::job::Job;
 
 fn table(spec: &str, shard_pieces: Option<usize>) -> Vec<u64> {
     let job = Job::new(parse_puzzle(spec, Metric::Mtm).unwrap(), shard_pieces).unwrap();

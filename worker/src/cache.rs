@@ -36,7 +36,7 @@ pub struct Bits {
 impl Bits {
     /// `words` holding `count` set bits.
     pub fn new(words: Slot, count: u64) -> Bits {
-        debug_assert_eq!(cayley_shared::kernel::bits::popcount(&words), count);
+        debug_assert_eq!(cayley_shared::space::bits::popcount(&words), count);
         Bits {
             words: Arc::new(words),
             count,
@@ -246,7 +246,7 @@ impl ShardCache {
             bits[word] |= 1 << (shard % 64);
             return;
         }
-        let count = cayley_shared::kernel::bits::popcount(&words);
+        let count = cayley_shared::space::bits::popcount(&words);
         self.offer((SEEN | below, shard), Bits::new(words, count));
     }
 

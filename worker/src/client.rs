@@ -7,9 +7,9 @@ use cayley_proto::{
     lease_reply, task_failed, task_update, IoStats, JobSpec, LeaseRequest, RegisterRequest, Task, TaskDone, TaskFailed,
     TaskProgress, TaskUpdate, PROTOCOL_VERSION,
 };
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::parse_puzzle_with_file;
-use cayley_shared::search::job::Job;
-use cayley_shared::search::resources::human_bytes;
+use cayley_shared::units::human_bytes;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

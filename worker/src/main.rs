@@ -1,7 +1,8 @@
 //! `cayley-worker`: joins a cayley coordinator and computes tasks until the
 //! job is over.
 
-use cayley_shared::search::resources::{default_budget, human_bytes, parse_size};
+use cayley_shared::search::resources::default_budget;
+use cayley_shared::units::{human_bytes, parse_size};
 use cayley_worker::{peak_rss_bytes, run_worker, WorkerConfig};
 use std::path::PathBuf;
 use std::time::Duration;

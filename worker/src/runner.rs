@@ -13,9 +13,9 @@ use crate::cache::{Bits, CacheStats, ShardCache};
 use crate::slab::{Slab, Slot};
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::{ChunkId, ChunkReader, ChunkWriter, FormatError};
+use cayley_shared::job::Job;
 use cayley_shared::kernel::context::SearchContext;
 use cayley_shared::kernel::task::TaskStats;
-use cayley_shared::search::job::Job;
 use readers::Readers;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -217,7 +217,7 @@ impl TaskRunner {
             }
             let mut words = self.cache.zeroed();
             self.ctx.job.level_zero(shard, &mut words);
-            let count = cayley_shared::kernel::bits::popcount(&words);
+            let count = cayley_shared::space::bits::popcount(&words);
             return Ok(Bits::new(words, count));
         }
         let chunk = self.ctx.job.chunking.chunk_of(shard);

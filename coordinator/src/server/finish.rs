@@ -5,10 +5,10 @@ use crate::manifest::Manifest;
 use crate::result::RunResult;
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::ChunkReader;
+use cayley_shared::job::Job;
 use cayley_shared::search::antipodes::{
     find_antipodes, first_states, walk_fits, Antipode, LevelSource, ShardWords, WalkBudgetSpent, LONG_WALK_PROBES,
 };
-use cayley_shared::search::job::Job;
 use std::collections::HashMap;
 
 /// Reads level bits shard by shard from verified chunk files.

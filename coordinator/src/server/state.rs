@@ -18,7 +18,7 @@ use crate::manifest::{read_journal, save_manifest, ChunkRecord, IoTotals, Journa
 use cayley_proto::{lease_reply, JobOver};
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::{verify_chunk, ChunkId};
-use cayley_shared::search::job::Job;
+use cayley_shared::job::Job;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 

@@ -6,8 +6,8 @@ use crate::manifest::Manifest;
 use cayley_proto::coordinator_server::Coordinator;
 use cayley_proto::{lease_reply, RegisterRequest, TaskDone, TaskProgress, PROTOCOL_VERSION};
 use cayley_shared::files::checkpoint::{CheckpointDir, KeepLevels};
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
-use cayley_shared::search::job::Job;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -10,7 +10,9 @@
 //!   levels/L0003/done.jsonl         chunks of level 3 recorded as complete
 //! ```
 
-use crate::search::job::Job;
+use crate::files::format::ChunkId;
+use crate::job::chunking::Chunking;
+use crate::job::Job;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -179,6 +181,23 @@ impl CheckpointDir {
     /// Deletes the files of `level` (retention).
     pub fn remove_level(&self, level: u32) {
         let _ = std::fs::remove_dir_all(self.level_dir(level));
+    }
+}
+
+/// The file identity of a chunk, which the job plan knows nothing of: it
+/// lives here, with the files.
+impl Chunking {
+    /// The identity of the file of `(level, chunk)` for a job.
+    pub fn id(&self, fingerprint: u64, level: u32, chunk: u64, shard_words: usize) -> ChunkId {
+        let range = self.shards_of(chunk);
+        ChunkId {
+            fingerprint,
+            level,
+            chunk,
+            first_shard: range.start,
+            shards: (range.end - range.start) as u32,
+            shard_words: shard_words as u64,
+        }
     }
 }
 

@@ -367,7 +367,7 @@ impl ChunkWriter {
             self.entries.len() < self.id.shards as usize,
             "more shards than the chunk holds"
         );
-        let popcount = crate::kernel::bits::popcount(words);
+        let popcount = crate::space::bits::popcount(words);
         let mut entry = ShardEntry {
             popcount,
             ..ShardEntry::default()

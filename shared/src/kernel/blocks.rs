@@ -105,7 +105,7 @@ fn expand_block(inputs: &TaskInputs, trans: &[Transition], prev: &[u64], cur: &[
     let mut sources = 0u64;
     let mut legal = 0u64;
     for t in trans.iter().filter(|t| t.src_block != NO_SOURCE) {
-        sources += crate::kernel::bits::popcount(inputs.frontier.block(t.src_block));
+        sources += crate::space::bits::popcount(inputs.frontier.block(t.src_block));
         legal += 1;
     }
     if sources == 0 {
@@ -118,7 +118,7 @@ fn expand_block(inputs: &TaskInputs, trans: &[Transition], prev: &[u64], cur: &[
     } else {
         top_down(inputs, trans, &unseen[..bw], out, sources)
     };
-    stats.found = crate::kernel::bits::popcount(out);
+    stats.found = crate::space::bits::popcount(out);
     stats.cheaper_bound = sources.min(unseen_count * legal);
     stats
 }

@@ -3,13 +3,13 @@
 //! coded puzzle. One [`SearchContext`] serves every task of a job, in the
 //! in-process engine and in each worker alike.
 
+use crate::job::{Job, TRANSITION_CACHE_BYTES};
 use crate::kernel::blocks::{expand_shard, Frontier, TaskInputs};
 use crate::kernel::coded::{expand_coded, CodedMoves, CodedTask};
 use crate::kernel::lowtable::LowTable;
 use crate::kernel::reduced::{expand_reduced, ReducedMoves};
 use crate::kernel::task::{ShardInputs, TaskStats};
 use crate::kernel::transition::{PreparedMoves, ShardTransitions, Transition};
-use crate::search::job::{Job, TRANSITION_CACHE_BYTES};
 use crate::space::layout::Layout;
 use crate::space::Space;
 use std::collections::BTreeSet;
@@ -31,7 +31,7 @@ enum KernelData {
         cache: Option<Vec<OnceLock<Arc<ShardTransitions>>>>,
         /// The last uncached shard's transitions, whose allocation the next
         /// shard reuses (counted in the worker's tables, see
-        /// [`crate::search::resources`]).
+        /// [`held_transition_bytes`]).
         spare: Mutex<Vec<Transition>>,
     },
     Coded(CodedMoves),

@@ -7,7 +7,7 @@
 //! block. It is the multiplication table of `S_L` written in ranks, so
 //! moving a whole block is one sequential pass over one table row.
 
-use crate::space::rank::{factorial, rank_parity, rank_perm, unrank_perm};
+use crate::space::rank::{factorial, low_rank, rank_perm, unrank_perm};
 use rayon::prelude::*;
 
 /// Precomputed low table for `L` low pieces.
@@ -85,29 +85,6 @@ impl LowTable {
     }
 }
 
-/// Lexicographic rank of the low arrangement with index `i` in a block of
-/// low parity `odd`.
-pub fn low_rank(i: usize, odd: bool, even: bool, low: usize) -> u64 {
-    if !even {
-        return i as u64;
-    }
-    let base = 2 * i as u64;
-    if rank_parity(base, low) == odd {
-        base
-    } else {
-        base + 1
-    }
-}
-
-/// Index of a low arrangement given its lexicographic rank.
-pub fn low_index(rank: u64, even: bool) -> usize {
-    if even {
-        (rank >> 1) as usize
-    } else {
-        rank as usize
-    }
-}
-
 /// Memory a table for `L` low pieces needs.
 pub fn table_bytes(low: usize) -> u64 {
     let f = factorial(low) as u64;
@@ -117,6 +94,7 @@ pub fn table_bytes(low: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::space::rank::{low_index, rank_parity};
 
     #[test]
     fn rows_are_permutations_and_compose() {

@@ -1,7 +1,6 @@
-//! Stage 3, the kernel: how one task computes `F_{d+1}` of a shard from the
+//! Stage 4, the kernel: how one task computes `F_{d+1}` of a shard from the
 //! bit arrays of level `d`.
 //!
-//! - [`bits`]: memory-mapped and in-memory bit arrays.
 //! - [`task`]: what a task reads (its source shards, `F_{d-1}`, `F_d`) and
 //!   the statistics it reports.
 //! - [`lowtable`], [`transition`], [`blocks`]: the block kernel for distinct
@@ -13,7 +12,6 @@
 //! - [`context`]: the tables every task of a job shares, and the dispatch to
 //!   the kernel of the job's space.
 
-pub mod bits;
 pub mod blocks;
 pub mod coded;
 pub mod context;

@@ -85,7 +85,7 @@ pub fn expand_reduced(
             .record_top_down(started.elapsed().as_nanos() as u64, stats.evaluations);
         stats
     };
-    stats.found = crate::kernel::bits::popcount(out);
+    stats.found = crate::space::bits::popcount(out);
     on_unit(stats.found);
     // `unseen` is exact, or so large that top-down is the cheaper bound.
     stats.cheaper_bound = sources.min(unseen * steps.len() as u64);

@@ -28,7 +28,7 @@ impl<'a> SourceBits<'a> {
         SourceBits::with_counts(
             entries
                 .into_iter()
-                .map(|(shard, words)| (shard, words, crate::kernel::bits::popcount(words)))
+                .map(|(shard, words)| (shard, words, crate::space::bits::popcount(words)))
                 .collect(),
         )
     }
@@ -48,9 +48,7 @@ impl<'a> SourceBits<'a> {
             "duplicate source shard"
         );
         debug_assert!(
-            entries
-                .iter()
-                .all(|s| crate::kernel::bits::popcount(s.words) == s.count),
+            entries.iter().all(|s| crate::space::bits::popcount(s.words) == s.count),
             "a source's count is not its popcount"
         );
         SourceBits { entries }

@@ -14,17 +14,19 @@ pub mod perm;
 mod perm_file;
 mod sliding;
 mod spec;
+mod spec_text;
 pub mod symmetry;
 mod track;
 mod turnstyle;
 mod tws;
 mod varikon;
 
-pub use spec::{
-    job_spec, job_spec_with, known_families, parse_puzzle, parse_puzzle_with_file, spec_file_text, split_options,
-    strip_no_symmetry, SpecError, DIRECTED_FLAG, NO_SYMMETRY_FLAG,
+pub use spec::{known_families, parse_puzzle, parse_puzzle_with_file, spec_file_text};
+pub use spec_text::{
+    job_spec, job_spec_with, split_options, split_track, strip_no_symmetry, SpecError, DIRECTED_FLAG, NO_SYMMETRY_FLAG,
+    TRACK_SEPARATOR,
 };
-pub use track::{split_track, TRACK_SEPARATOR, UNTRACKED_LABEL};
+pub use track::UNTRACKED_LABEL;
 pub use tws::{split_tws_args, tws_file, tws_point_group, PointGroup, TwsOptions};
 
 use crate::puzzle::perm::Perm;

@@ -8,6 +8,15 @@
 
 use std::fmt;
 
+/// Most points a permutation has: points are bytes. Every puzzle family and
+/// definition file is refused beyond it.
+pub const MAX_POINTS: usize = 256;
+
+/// Most points whose permutations a 64-bit rank can number (`20! < 2⁶⁴ <
+/// 21!`): the families searched by permutation rank (sliding puzzles,
+/// Turnstyle) are refused beyond it, and so is a block layout.
+pub const MAX_RANKED_POINTS: usize = 20;
+
 /// A permutation of `0..n` stored as its image list.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Perm(Vec<u8>);
@@ -15,7 +24,7 @@ pub struct Perm(Vec<u8>);
 impl Perm {
     /// The identity on `n` points.
     pub fn identity(n: usize) -> Perm {
-        assert!(n <= 256, "permutations are limited to 256 points");
+        assert!(n <= MAX_POINTS, "permutations are limited to {} points", MAX_POINTS);
         Perm((0..n).map(|i| i as u8).collect())
     }
 

@@ -12,12 +12,10 @@
 //! inverses) onto itself. Each one is checked, and one that is not a
 //! symmetry is refused with its line.
 
+use super::spec_text::read_spec_file;
 use super::{add_missing_inverses, number_labels, unguarded_moves, Metric, Puzzle, SpecError};
-use crate::puzzle::perm::Perm;
+use crate::puzzle::perm::{Perm, MAX_POINTS};
 use std::collections::HashMap;
-
-/// Points are stored as bytes.
-const MAX_POINT: usize = 256;
 
 /// One generator (or declared symmetry) as written: its name, cycles
 /// (0-based points) and line.
@@ -58,7 +56,7 @@ pub fn perm_puzzle(
         add_missing_inverses(&mut moves);
     }
     let spec = if directed {
-        super::spec::job_spec(spec, true, None)
+        super::spec_text::job_spec(spec, true, None)
     } else {
         spec.to_string()
     };
@@ -82,21 +80,6 @@ pub fn perm_puzzle(
         puzzle.symmetries.push((w.name, sigma));
     }
     Ok(puzzle)
-}
-
-/// Reads a puzzle definition file, or says why it cannot.
-pub(super) fn read_spec_file(spec: &str, path: &str) -> Result<String, SpecError> {
-    if path.is_empty() {
-        return Err(SpecError::BadArgument {
-            spec: spec.to_string(),
-            why: "a file name is needed after the colon, e.g. perm:gens.txt or tws:cube.tws".into(),
-        });
-    }
-    std::fs::read_to_string(path).map_err(|e| SpecError::BadFile {
-        path: path.to_string(),
-        line: None,
-        why: format!("cannot read: {}", e),
-    })
 }
 
 /// Parses every generator line of `text`, and the declared symmetries.
@@ -200,10 +183,10 @@ fn parse_cycle(inner: &str) -> Result<Vec<usize>, String> {
             if point == 0 {
                 return Err(format!("point 0 in '({})': points are numbered from 1", inner));
             }
-            if point > MAX_POINT {
+            if point > MAX_POINTS {
                 return Err(format!(
                     "point {} is out of range: at most {} points are supported",
-                    point, MAX_POINT
+                    point, MAX_POINTS
                 ));
             }
             points.push(point - 1);
@@ -214,7 +197,7 @@ fn parse_cycle(inner: &str) -> Result<Vec<usize>, String> {
 
 /// Refuses repeated points and generators that move nothing.
 fn check_generator(name: &str, cycles: &[Vec<usize>]) -> Result<(), String> {
-    let mut seen = [false; MAX_POINT];
+    let mut seen = [false; MAX_POINTS];
     for &p in cycles.iter().flatten() {
         if std::mem::replace(&mut seen[p], true) {
             return Err(format!("point {} appears twice in generator '{}'", p + 1, name));

@@ -3,53 +3,13 @@
 use super::loopover::loopover;
 use super::perm_file::perm_puzzle;
 use super::sliding::sliding;
-use super::track::{parse_track_list, split_track};
+use super::spec_text::{job_spec_with, split_options, strip_no_symmetry, SpecError};
+use super::track::parse_track_list;
 use super::turnstyle::{turnstyle, turnstyle_cayley};
 use super::tws::tws_puzzle;
 use super::varikon::varikon;
 use super::{Metric, Puzzle};
-use crate::space::rank::MAX_RANKED_POINTS;
-use thiserror::Error;
-
-/// A puzzle spec that cannot be turned into a puzzle.
-#[derive(Debug, Error, PartialEq, Eq)]
-pub enum SpecError {
-    #[error("unknown puzzle family '{family}' in '{spec}'; known families: {known}")]
-    UnknownFamily {
-        spec: String,
-        family: String,
-        known: String,
-    },
-    #[error("bad size '{size}' in '{spec}': expected ROWSxCOLS with whole numbers, e.g. {example}")]
-    BadSize {
-        spec: String,
-        size: String,
-        example: &'static str,
-    },
-    #[error("'{spec}' is too small: {why}")]
-    TooSmall { spec: String, why: String },
-    /// Beyond the family's size limit, which `limit` states.
-    #[error("'{spec}' is too large: {limit}")]
-    TooManySlots { spec: String, limit: String },
-    #[error("bad argument in '{spec}': {why}")]
-    BadArgument { spec: String, why: String },
-    /// A definition too large to build as a puzzle; its group can still be
-    /// computed (`cayley info`).
-    #[error("'{spec}' has {points} points (pieces × orientations); puzzles are built with at most {max}")]
-    TooManyPoints { spec: String, points: usize, max: usize },
-    /// A puzzle file that cannot be read or parsed; `line` is 1-based.
-    #[error("{path}{}: {why}", line_suffix(.line))]
-    BadFile {
-        path: String,
-        line: Option<usize>,
-        why: String,
-    },
-}
-
-/// `:12` for line 12, nothing for a whole-file problem.
-fn line_suffix(line: &Option<usize>) -> String {
-    line.map_or(String::new(), |l| format!(":{}", l))
-}
+use crate::puzzle::perm::{MAX_POINTS, MAX_RANKED_POINTS};
 
 /// Families this build understands, with their spec syntax.
 pub fn known_families() -> &'static [(&'static str, &'static str)] {
@@ -78,7 +38,7 @@ pub fn spec_file_text(spec: &str) -> Result<Option<String>, SpecError> {
     let (spec, _, _) = split_options(&spec);
     match spec.split_once(':') {
         Some((family, path)) if matches!(family.to_ascii_lowercase().as_str(), "perm" | "tws") => {
-            super::perm_file::read_spec_file(spec, super::tws::tws_file(path)).map(Some)
+            super::spec_text::read_spec_file(spec, super::tws::tws_file(path)).map(Some)
         }
         _ => Ok(None),
     }
@@ -100,60 +60,10 @@ pub fn parse_puzzle_with_file(spec: &str, metric: Metric, file_text: Option<&str
         puzzle.symmetries.clear();
         // The canonical order of the options, so the spec parses back to
         // this puzzle (not the text as typed, whose flag may sit elsewhere).
-        let (before, track) = split_track(&puzzle.spec);
+        let (before, track) = super::spec_text::split_track(&puzzle.spec);
         puzzle.spec = job_spec_with(before, false, true, track);
     }
     Ok(puzzle)
-}
-
-/// Option of a job's spec string that turns symmetry reduction off.
-pub const NO_SYMMETRY_FLAG: &str = " --no-symmetry";
-
-/// The spec without ` --no-symmetry`, and whether it was there. Like
-/// ` --directed`, the flag is recognised only where [`job_spec_with`] puts
-/// it: at the end of the spec, before ` --track LIST`.
-pub fn strip_no_symmetry(spec: &str) -> (String, bool) {
-    let (before, track) = split_track(spec);
-    match before.strip_suffix(NO_SYMMETRY_FLAG) {
-        Some(base) => (job_spec(base, false, track), true),
-        None => (spec.to_string(), false),
-    }
-}
-
-/// Suffix of a job's spec string for a directed generator set.
-pub const DIRECTED_FLAG: &str = " --directed";
-
-/// Splits a job's spec string into the puzzle spec, the directed flag and
-/// the tracked-pieces list. The options ride in the spec string so that
-/// workers and `resume` rebuild exactly the same puzzle from it.
-pub fn split_options(spec: &str) -> (&str, bool, Option<&str>) {
-    let (rest, track) = split_track(spec);
-    match rest.strip_suffix(DIRECTED_FLAG.trim_start()) {
-        Some(base) if base.ends_with(' ') => (base.trim(), true, track),
-        _ => (rest, false, track),
-    }
-}
-
-/// The spec string of a job from its parts (the inverse of [`split_options`]
-/// and [`strip_no_symmetry`]).
-pub fn job_spec(puzzle: &str, directed: bool, track: Option<&str>) -> String {
-    job_spec_with(puzzle, directed, false, track)
-}
-
-/// [`job_spec`] with symmetry reduction turned off when `no_symmetry`.
-pub fn job_spec_with(puzzle: &str, directed: bool, no_symmetry: bool, track: Option<&str>) -> String {
-    let mut spec = puzzle.trim().to_string();
-    if directed {
-        spec.push_str(DIRECTED_FLAG);
-    }
-    if no_symmetry {
-        spec.push_str(NO_SYMMETRY_FLAG);
-    }
-    if let Some(list) = track {
-        spec.push_str(super::TRACK_SEPARATOR);
-        spec.push_str(list.trim());
-    }
-    spec
 }
 
 /// Parses a spec without its options.
@@ -279,9 +189,6 @@ fn parse_grid(spec: &str, size: &str, example: &'static str) -> Result<(usize, u
     let parse = |s: &str| s.trim().parse::<usize>().map_err(|_| bad());
     Ok((parse(&r)?, parse(&c)?))
 }
-
-/// Points are stored as bytes, so a puzzle has at most 256 slots.
-const MAX_POINTS: usize = 256;
 
 /// Refuses more than `max` slots, saying the family's limit (`limit`).
 fn check_slots(spec: &str, slots: Option<usize>, max: usize, limit: impl FnOnce() -> String) -> Result<(), SpecError> {

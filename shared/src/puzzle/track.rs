@@ -6,23 +6,11 @@
 //! Pieces that a move's legality depends on (a sliding puzzle's blank) are
 //! always tracked: without them the moves would not be defined.
 
+use super::spec_text::TRACK_SEPARATOR;
 use super::{Coding, Guard, Move, Puzzle, SpecError};
-
-/// Separator between a puzzle spec and its tracked pieces inside a job's
-/// spec string (`loopover:4x4 --track 1-8`), so workers and `resume`
-/// rebuild the same puzzle from the spec alone.
-pub const TRACK_SEPARATOR: &str = " --track ";
 
 /// Label shown for a slot holding an untracked piece.
 pub const UNTRACKED_LABEL: &str = "·";
-
-/// Splits `spec` into the puzzle spec and the tracked-pieces list, if any.
-pub fn split_track(spec: &str) -> (&str, Option<&str>) {
-    match spec.split_once(TRACK_SEPARATOR) {
-        Some((base, list)) => (base.trim(), Some(list.trim())),
-        None => (spec.trim(), None),
-    }
-}
 
 /// Parses a list such as `1-8`, `1,2,5` or `A,B` into pieces, by label;
 /// `A-B` ranges need numeric labels.
@@ -126,7 +114,7 @@ impl Puzzle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::puzzle::{parse_puzzle, Metric};
+    use crate::puzzle::{parse_puzzle, split_track, Metric};
 
     #[test]
     fn lists_and_ranges_name_pieces_by_label() {

@@ -7,7 +7,7 @@
 //! puzzles; the others become coded puzzles (one slot per position, moves
 //! with twists, one class per distinct piece number of the Solved block,
 //! `?` orientations as classes whose twist is ignored), ranked by
-//! [`crate::space::codec`]. Definitions of more than 256 points cannot be built as
+//! the space's codec. Definitions of more than 256 points cannot be built as
 //! puzzles, but [`tws_point_group`] still gives their group for `cayley
 //! info`.
 //!
@@ -24,13 +24,10 @@ mod symmetries;
 
 pub use options::{split_tws_args, TwsOptions};
 
-use super::perm_file::read_spec_file;
+use super::spec_text::read_spec_file;
 use super::{Coding, Metric, Move, Puzzle, SpecError};
-use crate::puzzle::perm::Perm;
+use crate::puzzle::perm::{Perm, MAX_POINTS};
 use parse::{parse, Definition, SetDef};
-
-/// Points are stored as bytes in a puzzle.
-const MAX_POINTS: usize = 256;
 
 /// A `.tws` definition's group: its generators on `(position, orientation)`
 /// points, each position's points one piece.

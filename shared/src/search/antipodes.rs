@@ -4,8 +4,8 @@
 //! lead to depth `d − K`).
 
 use crate::files::checkpoint::MAX_KEEP_STRIDE;
-use crate::kernel::bits::{set_bits, Plane};
-use crate::search::job::Job;
+use crate::job::Job;
+use crate::space::bits::{set_bits, Plane};
 use crate::space::Space;
 use anyhow::Context;
 use std::collections::HashMap;

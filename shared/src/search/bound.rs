@@ -68,7 +68,7 @@ pub fn puzzle_bound(puzzle: &Puzzle) -> Result<CountingBound, BoundError> {
         None => puzzle.reachable_states.map_or(order, BigNat::from),
         Some(_) => order
             .to_u128()
-            .and_then(|o| crate::search::job::coded_reachable(puzzle, o))
+            .and_then(|o| crate::job::coded_reachable(puzzle, o))
             .map(BigNat::from)
             .ok_or_else(|| {
                 BoundError::StatesUnknown(

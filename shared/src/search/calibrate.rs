@@ -275,7 +275,7 @@ mod tests {
     fn random_bits_have_about_the_asked_density() {
         for asked in [0.001, 0.25, 0.5, 0.9, 0.999] {
             let bits = random_bits(4096, asked, 1);
-            let density = crate::kernel::bits::popcount(&bits) as f64 / (4096.0 * 64.0);
+            let density = crate::space::bits::popcount(&bits) as f64 / (4096.0 * 64.0);
             assert!((density - asked).abs() < 0.01, "{} for {}", density, asked);
         }
     }

@@ -2,11 +2,11 @@
 //! runs the kernel over memory-mapped scratch files, until a level is empty,
 //! the group order is reached, or `max_depth` stops it.
 
-use crate::kernel::bits::{Plane, PlaneMut};
+use crate::job::Job;
 use crate::kernel::context::SearchContext;
 use crate::kernel::task::{ShardInputs, SourceBits, TaskStats};
 use crate::search::antipodes::{find_antipodes, LevelSource, ShardWords};
-use crate::search::job::Job;
+use crate::space::bits::{Plane, PlaneMut};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -24,8 +24,8 @@
 //! boards with many short relations (2×7) the middle levels come out up
 //! to 28× too large, so counted levels are worth giving.
 
+use crate::job::Job;
 use crate::search::bound::puzzle_bound;
-use crate::search::job::Job;
 
 /// Modelled states per level (index = depth), summing to the reachable
 /// states. `counted` are the levels known so far (depth 0 first). `None`

@@ -1,7 +1,5 @@
-//! Stage 5, the search and its results.
+//! Stage 6, the search and its results.
 //!
-//! - [`job`]: the plan of a job (puzzle, space, chunking), fixed when it
-//!   starts and stored with its checkpoint.
 //! - [`resources`], [`calibrate`]: the memory and disk a job needs, and the
 //!   speeds of this machine that a plan projects from; [`levels`]: how many
 //!   states each level will hold.
@@ -15,6 +13,5 @@ pub mod antipodes;
 pub mod bound;
 pub mod calibrate;
 pub mod engine;
-pub mod job;
 pub mod levels;
 pub mod resources;

@@ -11,11 +11,12 @@
 //!
 //! A slot permutation `h` maps every state of block `b` into one block
 //! `h(b)` and acts on the low part as a fixed permutation `τ` of `0..L`, so a
-//! whole block moves with one table row (see [`crate::kernel::lowtable`]).
+//! whole block moves with one table row (the kernel's low table).
 
 use crate::puzzle::perm::Perm;
+use crate::puzzle::perm::MAX_RANKED_POINTS;
 use crate::puzzle::Puzzle;
-use crate::space::rank::{factorial, falling_factorial, rank_prefix, unrank_prefix, MAX_RANKED_POINTS};
+use crate::space::rank::{factorial, falling_factorial, rank_prefix, unrank_prefix};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -27,7 +28,7 @@ pub const DEFAULT_LOW_PIECES: usize = 7;
 /// number of shard pieces is chosen automatically: a shard is what a worker
 /// holds in memory and the kernel works on, so a task's working set (its
 /// sources, one per move) stays a few hundred MB; chunks group shards into
-/// bigger files (see [`crate::files::chunking`]).
+/// bigger files (the job's chunking).
 pub const TARGET_SHARD_BYTES: u128 = 8 << 20;
 
 /// A plan that cannot be made.
@@ -289,7 +290,7 @@ impl Layout {
         debug_assert!(!self.even || crate::space::rank::rank_parity(rank, self.low_pieces) == odd);
         StateIndex {
             block,
-            low: crate::kernel::lowtable::low_index(rank, self.even),
+            low: crate::space::rank::low_index(rank, self.even),
         }
     }
 
@@ -299,7 +300,7 @@ impl Layout {
         let mut state = vec![0u8; self.pieces];
         self.block_key(index.block, &mut state[..key_len]);
         let odd = self.low_parity_of_block(index.block);
-        let rank = crate::kernel::lowtable::low_rank(index.low, odd, self.even, self.low_pieces);
+        let rank = crate::space::rank::low_rank(index.low, odd, self.even, self.low_pieces);
         let rel = crate::space::rank::unrank_perm(rank, self.low_pieces);
         let free = self.free_mask(&state[..key_len]);
         for (j, &r) in rel.iter().enumerate() {

@@ -9,9 +9,11 @@
 //!   symmetries: a shard is a class of keys, and each stored bit stands for
 //!   a known number of states ([`Space::weight`]).
 //!
-//! Either way a level is one bit array per shard, shard arrays are whole
-//! 64-bit words, and a task is `(level, shard)`.
+//! Either way a level is one bit array per shard ([`bits`]) and shard arrays
+//! are whole 64-bit words; the job groups shards into chunks, and a task is
+//! `(level, chunk)`.
 
+pub mod bits;
 pub mod codec;
 pub mod colex;
 pub mod layout;
@@ -153,7 +155,7 @@ impl Space {
     pub fn classes_in(&self, shard: u64, words: &[u64]) -> u64 {
         match self {
             Space::Reduced(r) => r.classes_in(shard, words),
-            _ => crate::kernel::bits::popcount(words),
+            _ => crate::space::bits::popcount(words),
         }
     }
 

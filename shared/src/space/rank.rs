@@ -15,9 +15,6 @@
 //! (digit `n-1` is always 0), so ranks `2h` and `2h+1` have opposite parity.
 //! Halving the rank therefore ranks even permutations exactly.
 
-/// Largest `n` whose `n!` fits in a `u64` rank.
-pub const MAX_RANKED_POINTS: usize = 20;
-
 /// `n!` as `u128` (exact up to `n = 34`).
 pub fn factorial(n: usize) -> u128 {
     (1..=n as u128).product()
@@ -105,6 +102,29 @@ pub fn select_bit(mut mask: u64, k: u32) -> u32 {
         mask &= mask - 1;
     }
     mask.trailing_zeros()
+}
+
+/// Lexicographic rank of the low arrangement with index `i` in a block of
+/// low parity `odd`.
+pub fn low_rank(i: usize, odd: bool, even: bool, low: usize) -> u64 {
+    if !even {
+        return i as u64;
+    }
+    let base = 2 * i as u64;
+    if rank_parity(base, low) == odd {
+        base
+    } else {
+        base + 1
+    }
+}
+
+/// Index of a low arrangement given its lexicographic rank.
+pub fn low_index(rank: u64, even: bool) -> usize {
+    if even {
+        (rank >> 1) as usize
+    } else {
+        rank as usize
+    }
 }
 
 #[cfg(test)]

@@ -149,7 +149,7 @@ impl ChunkReader {
         if xxhash_rust::xxh3::xxh3_64(bytes) != e.checksum {
             return Err(corrupt("checksum mismatch".into()));
         }
-        if crate::kernel::bits::popcount(out) != e.popcount {
+        if crate::space::bits::popcount(out) != e.popcount {
             return Err(corrupt("popcount mismatch".into()));
         }
         Ok(e.length)

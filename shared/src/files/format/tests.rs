@@ -32,7 +32,7 @@ fn roundtrip_shard_by_shard() {
     let shards = sample();
     let (header, size) = write_sample(&path);
     assert_eq!(size, std::fs::metadata(&path).unwrap().len());
-    let expected: u64 = shards.iter().map(|s| crate::kernel::bits::popcount(s)).sum();
+    let expected: u64 = shards.iter().map(|s| crate::space::bits::popcount(s)).sum();
     assert_eq!(header.popcount, expected);
     let reader = ChunkReader::open(&path, &id(2, 3)).unwrap();
     assert_eq!(

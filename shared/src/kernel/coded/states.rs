@@ -42,10 +42,10 @@ pub(super) fn expand(task: &CodedTask, sources: &[u64], out: &mut [u64], on_unit
     if states % 64 != 0 {
         *unseen.last_mut().expect("a shard has states") &= (1u64 << (states % 64)) - 1;
     }
-    let unseen_count = crate::kernel::bits::popcount(&unseen);
+    let unseen_count = crate::space::bits::popcount(&unseen);
     let frontier_count: u64 = sources
         .iter()
-        .map(|&s| crate::kernel::bits::popcount(task.frontier_of(s)))
+        .map(|&s| crate::space::bits::popcount(task.frontier_of(s)))
         .sum();
     let pass = Pass {
         task,
@@ -64,7 +64,7 @@ pub(super) fn expand(task: &CodedTask, sources: &[u64], out: &mut [u64], on_unit
     } else {
         top_down(&pass, out)
     };
-    stats.found = crate::kernel::bits::popcount(out);
+    stats.found = crate::space::bits::popcount(out);
     stats.cheaper_bound = frontier_count.min(unseen_count * task.moves.len() as u64);
     stats
 }
@@ -101,7 +101,7 @@ fn bottom_up(pass: &Pass, out: &mut [u64]) -> TaskStats {
             *word = hits;
         }
         evaluations.fetch_add(probes, Ordering::Relaxed);
-        (pass.on_unit)(crate::kernel::bits::popcount(chunk));
+        (pass.on_unit)(crate::space::bits::popcount(chunk));
     });
     TaskStats {
         evaluations: evaluations.into_inner(),
@@ -155,7 +155,7 @@ fn top_down(pass: &Pass, out: &mut [u64]) -> TaskStats {
         *o = mark.into_inner() & u;
     }
     for chunk in out.chunks(UNIT_WORDS) {
-        (pass.on_unit)(crate::kernel::bits::popcount(chunk));
+        (pass.on_unit)(crate::space::bits::popcount(chunk));
     }
     TaskStats {
         evaluations: evaluations.into_inner(),

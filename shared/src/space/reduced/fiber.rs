@@ -21,9 +21,8 @@
 
 use super::keys::{Key, MAX_BLOCKS};
 use super::tables::TableCache;
-use crate::kernel::lowtable::low_rank;
 use crate::puzzle::perm::Perm;
-use crate::space::rank::{factorial, rank_parity, rank_perm, unrank_perm, unrank_prefix};
+use crate::space::rank::{factorial, low_rank, rank_parity, rank_perm, unrank_perm, unrank_prefix};
 use std::sync::Arc;
 
 /// Inner digits are taken from the end until a row holds at least this

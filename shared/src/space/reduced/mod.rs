@@ -31,7 +31,7 @@ use std::sync::Arc;
 use tables::TableCache;
 
 /// Most bytes of the kernel's table of every shard's steps (4 bytes per
-/// shard and move; see `crate::kernel::reduced::steps`). Above it, steps
+/// shard and move; see the reduced kernel's `steps.rs`). Above it, steps
 /// are worked out again for each shard and level.
 pub const STEP_TABLE_BYTES: u64 = 256 << 20;
 
@@ -191,7 +191,7 @@ impl ReducedSpace {
         // (the stabiliser's order is recorded; listing its elements tries
         // every symmetry).
         if self.keys.stabilizer(shard as usize) == 1 {
-            return crate::kernel::bits::popcount(words);
+            return crate::space::bits::popcount(words);
         }
         let stabilizer = self.keys.stabilizer_elements(shard as usize);
         if words.iter().all(|&w| w == 0) {

@@ -2,11 +2,12 @@
 
 use crate::cli::StatusArgs;
 use cayley_proto::StatusRequest;
-use cayley_shared::search::resources::human_bytes;
+use cayley_shared::units::human_bytes;
 use cayley_worker::client::link::{status_reason, CALL_TIMEOUT};
 use cayley_worker::client::Link;
 use std::time::Duration;
 
+/// Asks a running coordinator for its progress and prints it.
 pub fn status(args: StatusArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let reply = runtime.block_on(async {

@@ -1,22 +1,9 @@
-//! `cayley bound`: the counting lower bound on a puzzle's diameter (seed
-//! 002 §4.3), computed without searching.
+//! `cayley bound`: the counting lower bound on a puzzle's diameter
+//! (`shared/src/search/bound.rs`), computed without searching.
 
-use cayley_shared::puzzle::{job_spec, parse_puzzle, Metric};
+use crate::cli::BoundArgs;
+use cayley_shared::puzzle::{job_spec, parse_puzzle};
 use cayley_shared::search::bound::puzzle_bound;
-use clap::Args;
-
-/// Which puzzle to bound.
-#[derive(Args, Debug)]
-pub struct BoundArgs {
-    /// Puzzle spec, e.g. `loopover:4x4` (any family whose moves are not guarded).
-    pub puzzle: String,
-    /// Metric: `mtm` (shift a line by any amount = 1 move) or `stm` (one cell = 1 move).
-    #[arg(long, default_value = "mtm")]
-    pub metric: Metric,
-    /// Track only these pieces (as for `cayley run`): the bound is for the coset space.
-    #[arg(long, value_name = "PIECES")]
-    pub track: Option<String>,
-}
 
 /// Prints the cumulative canonical-word counts per length and the bound.
 pub fn bound(args: BoundArgs) -> anyhow::Result<()> {

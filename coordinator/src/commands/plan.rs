@@ -10,14 +10,15 @@
 mod model;
 
 use crate::cli::PlanArgs;
-use crate::info::plan_job;
+use crate::job::plan_job;
 use anyhow::Context;
 use cayley_shared::files::checkpoint::KeepLevels;
+use cayley_shared::job::Job;
 use cayley_shared::kernel::context::SearchContext;
 use cayley_shared::search::calibrate::{measure_disk, measure_zstd, DiskRates, KernelProbe, ZstdSample};
-use cayley_shared::search::job::Job;
 use cayley_shared::search::levels::modelled_levels;
-use cayley_shared::search::resources::{default_budget, human_bytes, requirements, stored_per_state};
+use cayley_shared::search::resources::{default_budget, requirements, stored_per_state};
+use cayley_shared::units::human_bytes;
 use model::{project, Cluster, LevelCost, Rates, Shape};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -25,6 +26,8 @@ use std::time::Duration;
 /// Densities at which zstd is sampled; others are interpolated.
 const DENSITIES: [f64; 7] = [1e-6, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5];
 
+/// Measures this machine and prints the projected time of the job on the
+/// cluster `args` describes, level by level.
 pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
     let job = plan_job(&args.puzzle)?;
     let dir = args.checkpoint_dir.clone().unwrap_or_else(|| PathBuf::from("."));
@@ -120,7 +123,7 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
         human_bytes(req.disk_bytes(KeepLevels::Every(3))),
         human_bytes(req.disk_last2_bytes)
     );
-    println!("model        kernel timed at each level's densities on random bits, compressed sizes from zstd on random bits (upper bounds); described in coordinator/src/plan/model.rs");
+    println!("model        kernel timed at each level's densities on random bits, compressed sizes from zstd on random bits (upper bounds); described in coordinator/src/commands/plan/model.rs");
     Ok(())
 }
 

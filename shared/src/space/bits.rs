@@ -1,8 +1,7 @@
-//! Bit arrays in memory-mapped files: one file per (level, shard).
-//!
-//! Mapping keeps a worker's memory bounded by the shards it touches rather
-//! than by the size of the space, and lets the kernel treat a file as a plain
-//! `&[u64]`.
+//! A level's bits: [`popcount`], [`test_bit`] and [`set_bits`] on a shard's
+//! words, and bit arrays in memory-mapped files ([`Plane`], [`PlaneMut`]:
+//! one file per level of the in-process engine's scratch), which the kernel
+//! reads as a plain `&[u64]`.
 
 use memmap2::{Mmap, MmapMut};
 use std::fs::{File, OpenOptions};

@@ -1,35 +1,20 @@
 //! `cayley info`: what a run of a puzzle involves.
 
-use crate::cli::{InfoArgs, PuzzleArgs};
+use crate::cli::InfoArgs;
+use crate::job::refuse_shard_pieces_when_reduced;
 use cayley_shared::files::checkpoint::KeepLevels;
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::group::{order_of_points, puzzle_group_order};
 use cayley_shared::puzzle::{
     parse_puzzle, split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError,
 };
-use cayley_shared::search::job::Job;
-use cayley_shared::search::resources::{default_budget, free_space, human_bytes, requirements};
+use cayley_shared::search::resources::{default_budget, free_space, requirements};
 use cayley_shared::space::Space;
+use cayley_shared::units::human_bytes;
 use std::path::Path;
 
-/// Parses the puzzle arguments into a planned job.
-pub fn plan_job(args: &PuzzleArgs) -> anyhow::Result<Job> {
-    let puzzle = parse_puzzle(&args.spec(), args.metric)?;
-    let job = Job::new(puzzle, args.shard_pieces)?.with_chunk_shards(args.chunk_shards);
-    refuse_shard_pieces_when_reduced(&job, args)?;
-    Ok(job)
-}
-
-/// Shards of a space reduced by symmetry are classes of keys, not pieces.
-fn refuse_shard_pieces_when_reduced(job: &Job, args: &PuzzleArgs) -> anyhow::Result<()> {
-    if matches!(job.space, Space::Reduced(_)) && args.shard_pieces.is_some() {
-        anyhow::bail!(
-            "--shard-pieces does not apply to '{}': it is reduced by its symmetries and sharded by classes of keys (add --no-symmetry to shard by pieces)",
-            job.puzzle.spec
-        );
-    }
-    Ok(())
-}
-
+/// Prints the puzzle, its group order, the job's plan and the memory and
+/// disk a run needs; a puzzle too large to plan still gets its group.
 pub fn info(args: InfoArgs) -> anyhow::Result<()> {
     let spec = args.puzzle.spec();
     let puzzle = match parse_puzzle(&spec, args.puzzle.metric) {

@@ -1,23 +1,24 @@
 //! `cayley serve`: a coordinator for workers on other machines.
 
 use crate::cli::ServeArgs;
-use crate::info::plan_job;
+use crate::job::{job_of_manifest, kept_or_given, plan_job};
 use crate::local::{print_summary, random_token};
 use crate::lock::OwnerLock;
 use crate::manifest::{load_manifest, save_manifest, Manifest};
 use crate::out::OutDir;
 use crate::progress::LevelBars;
-use crate::run::{job_of_manifest, kept_or_given};
 use crate::server::finish::result_of;
 use crate::server::state::{JobState, Phase};
 use crate::server::{self, ServeOptions};
 use cayley_shared::files::checkpoint::CheckpointDir;
+use cayley_shared::job::Job;
 use cayley_shared::puzzle::spec_file_text;
-use cayley_shared::search::job::Job;
 use cayley_shared::search::resources::check_disk;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Serves a new or resumed job to remote workers until it finishes or
+/// stops, then writes the results.
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // A folder given is made and checked before anything else, and removed
     // again (if this made it) when the job is refused.

@@ -1,6 +1,6 @@
 //! How a level's shards are grouped into tasks: a **chunk** is a run of
 //! consecutive shards, computed by one task and written as one chunk file
-//! (see [`crate::files::format`]).
+//! (the `files` stage names and checks those files).
 //!
 //! Two sizes are decoupled this way. A shard is what a worker holds in
 //! memory and what the kernel works on, so it stays a few MB; a chunk is what
@@ -8,7 +8,6 @@
 //! 4×4 Loopover's 524,160 shards of 4.8 MiB become 40,320 files per level
 //! instead of half a million, which shared filesystems handle badly.
 
-use crate::files::format::ChunkId;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
@@ -53,19 +52,6 @@ impl Chunking {
     pub fn shards_of(&self, chunk: u64) -> Range<u64> {
         let first = chunk * self.per_chunk;
         first..(first + self.per_chunk).min(self.shards)
-    }
-
-    /// The identity of the file of `(level, chunk)` for a job.
-    pub fn id(&self, fingerprint: u64, level: u32, chunk: u64, shard_words: usize) -> ChunkId {
-        let range = self.shards_of(chunk);
-        ChunkId {
-            fingerprint,
-            level,
-            chunk,
-            first_shard: range.start,
-            shards: (range.end - range.start) as u32,
-            shard_words: shard_words as u64,
-        }
     }
 }
 

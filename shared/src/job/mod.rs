@@ -1,14 +1,19 @@
-//! A job: a puzzle with its group order and shard plan, and what running it
-//! will cost.
+//! Stage 3, the job: a puzzle with its ranking, its group order and its
+//! chunking, fixed when the job starts and stored with its checkpoint.
+//! Every later stage (kernel, files, search) works on a [`Job`].
+//!
+//! - [`chunking`]: which shards one task computes and one chunk file holds.
 
-use crate::files::chunking::Chunking;
+pub mod chunking;
+
+use crate::job::chunking::Chunking;
 use crate::puzzle::group::{puzzle_group_order, tuple_orbit_size};
 use crate::puzzle::Puzzle;
-pub use crate::search::resources::human_bytes;
 use crate::space::codec::{Codec, CodecInput};
 use crate::space::layout::{Layout, LayoutError, DEFAULT_LOW_PIECES, TARGET_SHARD_BYTES};
 use crate::space::reduced::ReducedSpace;
 use crate::space::Space;
+use crate::units::human_bytes;
 
 /// Transition tables are kept across levels while they fit in this budget.
 pub const TRANSITION_CACHE_BYTES: u64 = 256 << 20;
@@ -162,7 +167,7 @@ fn plan_blocks(puzzle: &Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<L
             describe_oversize(puzzle.slots, even)
         )
     };
-    if puzzle.slots > crate::space::rank::MAX_RANKED_POINTS {
+    if puzzle.slots > crate::puzzle::perm::MAX_RANKED_POINTS {
         // Refused before planning: n! overflows u128 beyond 34 pieces.
         return Err(oversize());
     }
@@ -235,7 +240,7 @@ fn describe_oversize(pieces: usize, even: bool) -> String {
         },
         shards,
         human_bytes(TARGET_SHARD_BYTES),
-        crate::space::rank::MAX_RANKED_POINTS,
+        crate::puzzle::perm::MAX_RANKED_POINTS,
         DEFAULT_LOW_PIECES
     )
 }

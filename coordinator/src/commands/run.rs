@@ -1,0 +1,108 @@
+//! `cayley run`: a whole job on this machine.
+
+use crate::cli::RunArgs;
+use crate::job::plan_job;
+use crate::local::{run_local, LocalJob};
+use crate::lock::OwnerLock;
+use crate::manifest::{load_manifest, Manifest};
+use crate::out::{default_out_dir, OutDir};
+use cayley_shared::files::checkpoint::CheckpointDir;
+use cayley_shared::job::Job;
+use cayley_shared::puzzle::spec_file_text;
+use cayley_shared::search::resources::check_disk;
+use std::path::Path;
+
+/// Plans the job, checks memory and disk, and runs it to the end with
+/// in-process workers, writing the results into the `--out` folder.
+pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    let job = plan_job(&args.puzzle)?;
+    args.keep_levels.check_for(&job)?;
+    cayley_shared::search::resources::check_budget(&job, crate::local::local_budget(&args.local))?;
+    let out_path = args
+        .local
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out_dir(&job.puzzle.spec, job.puzzle.metric.name()));
+    let out = OutDir::prepare(&out_path)?;
+    // Refused after the folder was made (the disk, a checkpoint in use):
+    // the folder goes again if this made it.
+    match start(&args, job, &out.path) {
+        Ok((task, _owner)) => run_local(task),
+        Err(e) => {
+            out.discard();
+            Err(e)
+        }
+    }
+}
+
+/// Checks the disk, creates and owns the checkpoint (temporary under
+/// `--scratch` unless `--checkpoint-dir` is given) and makes the job's
+/// first manifest; `out` is the result folder, already made.
+fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, OwnerLock)> {
+    let scratch = args.local.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    // The disk check comes before anything else is created; a temporary
+    // checkpoint lives under --scratch.
+    let location = args.checkpoint_dir.clone().unwrap_or_else(|| scratch.clone());
+    let existed = location.exists();
+    std::fs::create_dir_all(&location)
+        .map_err(|e| anyhow::anyhow!("cannot create directory {}: {}", location.display(), e))?;
+    if let Err(refused) = check_disk(
+        &job,
+        &location,
+        args.keep_levels,
+        args.max_depth,
+        args.ignore_disk_check,
+    ) {
+        if !existed {
+            // Made only to ask its filesystem; a refused run leaves nothing.
+            let _ = std::fs::remove_dir(&location);
+        }
+        return Err(refused);
+    }
+    let (checkpoint, temporary, owner) = match &args.checkpoint_dir {
+        Some(dir) => {
+            let checkpoint = CheckpointDir::create(dir)
+                .map_err(|e| anyhow::anyhow!("cannot create checkpoint directory {}: {}", dir.display(), e))?;
+            // Owned before the manifest is read: a directory in use is
+            // refused as such, whatever it holds.
+            let owner = OwnerLock::acquire(&checkpoint)?;
+            if let Some(m) = load_manifest(&checkpoint)? {
+                anyhow::bail!(
+                    "{} already holds a checkpoint of {} ({}); continue it with `cayley resume {}` or choose another directory",
+                    dir.display(),
+                    m.job.puzzle,
+                    m.job.metric,
+                    dir.display()
+                );
+            }
+            (checkpoint, None, owner)
+        }
+        None => {
+            // Deleted after success: no fsyncs (see `set_durable`).
+            cayley_shared::files::format::set_durable(false);
+            let temp = tempfile::Builder::new()
+                .prefix("cayley-checkpoint-")
+                .tempdir_in(&scratch)
+                .map_err(|e| anyhow::anyhow!("cannot create a checkpoint directory in {}: {}", scratch.display(), e))?;
+            let checkpoint = CheckpointDir::create(temp.path())
+                .map_err(|e| anyhow::anyhow!("cannot create checkpoint directory {}: {}", temp.path().display(), e))?;
+            // Kept after an error, it can be resumed while this process
+            // still exits: it is owned like any other.
+            let owner = OwnerLock::acquire(&checkpoint)?;
+            (checkpoint, Some(temp), owner)
+        }
+    };
+    let definition = spec_file_text(&job.puzzle.spec)?;
+    let mut fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);
+    fresh.memory = args.local.memory;
+    fresh.out = Some(out.to_path_buf());
+    let task = LocalJob {
+        job,
+        checkpoint,
+        fresh,
+        temporary,
+        out: out.to_path_buf(),
+        local: args.local.clone(),
+    };
+    Ok((task, owner))
+}
