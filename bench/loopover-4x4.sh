@@ -42,6 +42,8 @@ case $action in
       echo "- sessions (start, command):"
       grep ' session ' "$dir/log" | sed 's/^/  - /'
       for t in "$dir"/time.*; do
+        # A session killed with its machine leaves an empty record.
+        [ -s "$t" ] || { echo "- $(basename "$t"): no record (the session was lost)"; continue; }
         echo "- $(basename "$t"): wall $(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$t"), peak RSS $(( $(sed -n 's/.*Maximum resident set size (kbytes): //p' "$t") / 1024 )) MiB"
       done
       echo

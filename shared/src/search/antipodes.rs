@@ -53,11 +53,11 @@ const WALK_SHARDS: usize = 32;
 #[error("the antipode walk used up its membership tests before reaching solved")]
 pub struct WalkBudgetSpent;
 
-/// Membership tests a walk with a jump longer than [`MAX_KEEP_STRIDE`] may
-/// make in all (2^22): such a jump tries up to `moves^K` words per state in
-/// the worst case, but depth first it usually meets the kept level within a
-/// few thousand (the 4×4 Loopover STM under `last2`: 17 → 10, seven moves
-/// of 16). At most a few minutes of shard reads.
+/// Attempts a walk with a jump longer than [`MAX_KEEP_STRIDE`] may make in
+/// all (2^22, a few minutes of shard reads at most). Such a jump samples
+/// random words ([`sample_descent`]) instead of trying all `moves^K`; the
+/// 4×4 Loopover STM under `last2` (17 → 10, seven moves of 16) found its
+/// three words in 4 s.
 pub const LONG_WALK_PROBES: u64 = 1 << 22;
 
 /// Picks the first `limit` states of level `depth` and finds a shortest
@@ -76,6 +76,8 @@ pub fn find_antipodes(
     max_probes: u64,
 ) -> anyhow::Result<Vec<Antipode>> {
     let mut probes_left = max_probes;
+    // Fixed seed: the same checkpoint lists the same words.
+    let mut rng = WordRng(0x5eed_a171_90de);
     let states = first_states(job, source, depth, limit)?;
     let mut walkers: Vec<Antipode> = states
         .into_iter()
@@ -97,7 +99,12 @@ pub fn find_antipodes(
         };
         for (walker, pos) in walkers.iter_mut().zip(positions.iter_mut()) {
             let mut word = Vec::new();
-            let end = descend(job, pos, d - target, &mut word, &mut level)?.with_context(|| {
+            let end = if d - target > MAX_KEEP_STRIDE {
+                sample_descent(job, pos, d - target, &mut word, &mut level, &mut rng)?
+            } else {
+                descend(job, pos, d - target, &mut word, &mut level)?
+            };
+            let end = end.with_context(|| {
                 format!(
                     "no {} move(s) from depth {} reach depth {} while walking back; the level files are inconsistent",
                     d - target,
@@ -147,11 +154,17 @@ struct LevelBits<'a> {
 }
 
 impl LevelBits<'_> {
-    fn contains(&mut self, state: &[u8]) -> anyhow::Result<bool> {
+    /// Counts one attempt against the walk's budget.
+    fn charge(&mut self) -> anyhow::Result<()> {
         if *self.probes_left == 0 {
             return Err(WalkBudgetSpent.into());
         }
         *self.probes_left -= 1;
+        Ok(())
+    }
+
+    fn contains(&mut self, state: &[u8]) -> anyhow::Result<bool> {
+        self.charge()?;
         let (shard, word, bit) = self.job.space.locate(state);
         if !self.shards.contains_key(&shard) {
             if self.shards.len() >= WALK_SHARDS {
@@ -192,6 +205,61 @@ fn descend(
         word.pop();
     }
     Ok(None)
+}
+
+/// xorshift64: the sampled walk needs moves drawn evenly, not a
+/// cryptographic or statistically strong generator.
+struct WordRng(u64);
+
+impl WordRng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        ((self.0 >> 11) % n as u64) as usize
+    }
+}
+
+/// A jump longer than [`MAX_KEEP_STRIDE`]: random words of `steps` moves
+/// until one ends in `level`, appended to `word`; the budget of `level`
+/// bounds the attempts. Depth first, every word under a first move that
+/// does not go down is tried in vain (the 4×4 STM's jump 17 → 10 spent
+/// 2^22 tests in the subtrees of its first three moves without a hit);
+/// each sampled word succeeds with the chance that all its moves go down.
+fn sample_descent(
+    job: &Job,
+    pos: &[u8],
+    steps: u32,
+    word: &mut Vec<usize>,
+    level: &mut LevelBits,
+    rng: &mut WordRng,
+) -> anyhow::Result<Option<Vec<u8>>> {
+    let moves = &job.puzzle.moves;
+    let mut tried = Vec::with_capacity(steps as usize);
+    loop {
+        tried.clear();
+        let mut state = Some(pos.to_vec());
+        for _ in 0..steps {
+            let i = rng.below(moves.len());
+            tried.push(i);
+            state = state.and_then(|s| {
+                if job.directed {
+                    job.puzzle.apply_backwards(&moves[i], &s)
+                } else {
+                    job.puzzle.apply(&moves[i], &s)
+                }
+            });
+        }
+        match state {
+            Some(end) if level.contains(&end)? => {
+                word.extend_from_slice(&tried);
+                return Ok(Some(end));
+            }
+            Some(_) => {}
+            // A guarded move that does not apply: counted all the same.
+            None => level.charge()?,
+        }
+    }
 }
 
 /// The first `limit` states of level `depth` in rank order, one per class
