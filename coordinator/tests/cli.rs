@@ -19,8 +19,12 @@ fn run_writes_result_files_with_the_published_table() {
     assert_eq!(json["complete"], true);
     // Published table (seed paper 002).
     assert_eq!(json["depths"], serde_json::json!([1, 7, 31, 115, 274, 253, 36, 3]));
+    // One state per class of symmetric antipodes; the classes cover the
+    // 3 states of depth 7.
     let antipodes = json["antipodes"].as_array().unwrap();
-    assert_eq!(antipodes.len(), 3);
+    let listed: u64 = antipodes.iter().map(|a| a["class_size"].as_u64().unwrap()).sum();
+    assert_eq!(listed, 3);
+    assert_eq!(json["depths_reduced"][7].as_u64().unwrap() as usize, antipodes.len());
     for a in antipodes {
         assert_eq!(a["state"].as_array().unwrap().len(), 6);
         assert_eq!(a["word"].as_str().unwrap().split(' ').count(), 7);
