@@ -112,6 +112,8 @@ pub struct LocalArgs {
     /// Directory for result.json, depths.csv, depths.svg and antipodes.txt, created and
     /// checked before any work [default: ./cayley-out/<puzzle>-<metric>; `resume`: the
     /// folder the job was started with]
+    // The text above is the option's --help (clap), not rustdoc markup.
+    #[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// In-process workers, at least 1 (each gets an equal share of the threads and of --memory).

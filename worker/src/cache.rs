@@ -17,7 +17,7 @@ use crate::slab::{Slab, Slot};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-/// `(level, shard)`; a level with [`SEEN`] set names the union of the
+/// `(level, shard)`; a level with the `SEEN` bit set names the union of the
 /// shard's levels below it instead.
 pub type ShardKey = (u32, u64);
 

@@ -2,7 +2,7 @@
 //! `B` of the chunk, fetches `F_{d-1}(B)`, `F_d(B)` and `F_d` of `B`'s
 //! source shards through the [`ShardCache`], runs the kernel, and appends
 //! `F_{d+1}(B)` to the chunk's output file, a batch of shards at a time
-//! (see [`shard`]). Memory is the budget (the cache, the batch's inputs
+//! (see the `shard` module). Memory is the budget (the cache, the batch's inputs
 //! held outside it, the tables) plus a few shard buffers: never a whole
 //! level.
 

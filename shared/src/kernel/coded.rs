@@ -4,13 +4,13 @@
 //! Under a move `m`, the predecessors of every state of `B` lie in one
 //! source shard (the key classes' slots mapped back by `m⁻¹`). Two ways to
 //! compute the task, chosen by the codec's low part (see [`crate::space::codec`]):
-//! - [`blocks`] when the low part is large: a move maps a whole block to one
+//! - `blocks` when the low part is large: a move maps a whole block to one
 //!   block and its low indices through one table row, so the inner loop is
 //!   table lookups and bit tests, as in the block layout's kernel;
-//! - [`states`] otherwise (tracked pieces without orientation): state by
+//! - `states` otherwise (tracked pieces without orientation): state by
 //!   state, ranking and unranking in the inner loop.
 //!
-//! Every read of `F_d` goes through [`CodedTask::frontier_of`].
+//! Every read of `F_d` goes through `CodedTask::frontier_of`.
 
 mod bitrange;
 mod blocks;

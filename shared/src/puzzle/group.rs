@@ -6,11 +6,11 @@
 //! wrong table cannot pass unnoticed, and `cayley info` reports it for
 //! puzzles far too large to search.
 //!
-//! - [`chain`]: Knuth's incremental Schreier–Sims, for groups of moderate
+//! - `chain`: Knuth's incremental Schreier–Sims, for groups of moderate
 //!   degree and for base images (tuple orbits);
-//! - [`split`]: big puzzle groups orbit by orbit, exact through a checked
+//! - `split`: big puzzle groups orbit by orbit, exact through a checked
 //!   condition, falling back to one chain when it cannot be checked;
-//! - [`abelian`]: orders of subgroups of finite abelian groups;
+//! - `abelian`: orders of subgroups of finite abelian groups;
 //! - [`points`]: permutations of up to 65,536 points.
 
 mod abelian;

@@ -37,7 +37,7 @@ pub struct PointGroup {
     pub generators: Vec<(String, Vec<u16>)>,
     /// Points of each piece (the set's orientations), in point order.
     pub piece_len: Vec<u16>,
-    /// Moves named as rotations, which are not generators (see [`moves`]).
+    /// Moves named as rotations, which are not generators (see `moves`).
     pub rotations: Vec<String>,
 }
 

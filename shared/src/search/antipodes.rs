@@ -55,7 +55,7 @@ pub struct WalkBudgetSpent;
 
 /// Attempts a walk with a jump longer than [`MAX_KEEP_STRIDE`] may make in
 /// all (2^22, a few minutes of shard reads at most). Such a jump samples
-/// random words ([`sample_descent`]) instead of trying all `moves^K`; the
+/// random words (`sample_descent`) instead of trying all `moves^K`; the
 /// 4×4 Loopover STM under `last2` (17 → 10, seven moves of 16) found its
 /// three words in 4 s.
 pub const LONG_WALK_PROBES: u64 = 1 << 22;

@@ -12,7 +12,7 @@
 //!    For a class of one piece that is a Lehmer digit, so tracking pieces
 //!    ranks their partial permutation; the last class of an orbit has one
 //!    choice.
-//! 2. the twists of each oriented slot orbit ([`twists`]). When every move
+//! 2. the twists of each oriented slot orbit (`twists`). When every move
 //!    keeps an orbit's twist sum, the twist of the orbit's last slot follows
 //!    from the others (3⁷ instead of 3⁸ for a cube's corners). Orbits whose
 //!    pieces all keep their orientation come last, as the **low part**.
