@@ -27,6 +27,21 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// Refuses a checkpoint format version this build does not read.
+fn check_version(version: Option<u64>, dir: &Path) -> anyhow::Result<()> {
+    let readable = OLDEST_READABLE_VERSION as u64..=FORMAT_VERSION as u64;
+    if !version.is_some_and(|v| readable.contains(&v)) {
+        anyhow::bail!(
+            "{}: checkpoint format version {}, this build reads versions {} to {}",
+            dir.display(),
+            version.map_or("unknown".into(), |v| v.to_string()),
+            OLDEST_READABLE_VERSION,
+            FORMAT_VERSION
+        );
+    }
+    Ok(())
+}
+
 /// What identifies the job.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobRecord {
@@ -227,15 +242,7 @@ impl Manifest {
 
     /// Refuses a manifest of another format version or another job.
     pub fn check_matches(&self, job: &Job, dir: &Path) -> anyhow::Result<()> {
-        if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&self.format_version) {
-            anyhow::bail!(
-                "{}: checkpoint format version {}, this build reads versions {} to {}",
-                dir.display(),
-                self.format_version,
-                OLDEST_READABLE_VERSION,
-                FORMAT_VERSION
-            );
-        }
+        check_version(Some(self.format_version as u64), dir)?;
         let expected = format!("{:016x}", job.fingerprint());
         if self.fingerprint != expected {
             anyhow::bail!(
@@ -295,16 +302,7 @@ pub fn load_manifest(dir: &CheckpointDir) -> anyhow::Result<Option<Manifest>> {
             let value: serde_json::Value =
                 serde_json::from_slice(&bytes).with_context(|| format!("{}: unreadable manifest", path.display()))?;
             let version = value.get("format_version").and_then(|v| v.as_u64());
-            let readable = OLDEST_READABLE_VERSION as u64..=FORMAT_VERSION as u64;
-            if !version.is_some_and(|v| readable.contains(&v)) {
-                anyhow::bail!(
-                    "{}: checkpoint format version {}, this build reads versions {} to {}",
-                    dir.root().display(),
-                    version.map_or("unknown".into(), |v| v.to_string()),
-                    OLDEST_READABLE_VERSION,
-                    FORMAT_VERSION
-                );
-            }
+            check_version(version, dir.root())?;
             let manifest: Manifest =
                 serde_json::from_value(value).with_context(|| format!("{}: unreadable manifest", path.display()))?;
             manifest

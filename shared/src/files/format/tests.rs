@@ -153,14 +153,20 @@ fn a_shard_of_several_frames_reads_back_whole() {
         .collect();
     let mut sparse = vec![0u64; words_per_shard];
     sparse[words_per_shard - 1] = 1 << 63;
-    write_chunk(&path, chunk, [&dense[..], &sparse[..]]).unwrap();
-    let reader = ChunkReader::open(&path, &chunk).unwrap();
-    let mut out = vec![0u64; words_per_shard];
-    for (i, expected) in [&dense, &sparse].into_iter().enumerate() {
+    write_and_read_back(&path, chunk, &[&dense[..], &sparse[..]]);
+}
+
+/// Writes `shards` as the chunk `chunk` at `path`, reads each back equal,
+/// and verifies the whole file.
+fn write_and_read_back(path: &Path, chunk: ChunkId, shards: &[&[u64]]) {
+    write_chunk(path, chunk, shards.iter().copied()).unwrap();
+    let reader = ChunkReader::open(path, &chunk).unwrap();
+    let mut out = vec![0u64; chunk.shard_words as usize];
+    for (i, expected) in shards.iter().enumerate() {
         reader.read_shard(i, &mut out).unwrap();
-        assert_eq!(&out, expected, "shard {}", i);
+        assert_eq!(&out[..], *expected, "{} words, shard {}", chunk.shard_words, i);
     }
-    verify_chunk(&path, &chunk).unwrap();
+    verify_chunk(path, &chunk).unwrap();
 }
 
 /// Shards between a fifth and four fifths set are stored as their raw
@@ -219,14 +225,8 @@ fn shards_that_do_not_compress_read_back() {
             ..id(1, 1)
         };
         let path = dir.path().join(format!("w{}", words));
-        write_chunk(&path, chunk, shards.iter().map(|s| &s[..])).unwrap();
-        let reader = ChunkReader::open(&path, &chunk).unwrap();
-        let mut out = vec![0u64; words];
-        for (i, expected) in shards.iter().enumerate() {
-            reader.read_shard(i, &mut out).unwrap();
-            assert_eq!(&out, expected, "{} words, shard {}", words, i);
-        }
-        verify_chunk(&path, &chunk).unwrap();
+        let slices: Vec<&[u64]> = shards.iter().map(|s| &s[..]).collect();
+        write_and_read_back(&path, chunk, &slices);
     }
 }
 
