@@ -14,7 +14,7 @@ use std::sync::{Arc, OnceLock};
 
 /// Open chunk files, least recently used dropped first.
 pub(super) struct Readers {
-    open: HashMap<(u32, u64), (Arc<ChunkReader>, u64)>,
+    open: HashMap<(u32, u64), (Arc<ChunkReader>, u64), foldhash::fast::RandomState>,
     tick: u64,
     capacity: usize,
 }
@@ -22,7 +22,7 @@ pub(super) struct Readers {
 impl Readers {
     pub fn new() -> Readers {
         Readers {
-            open: HashMap::new(),
+            open: HashMap::default(),
             tick: 0,
             capacity: open_file_capacity(),
         }

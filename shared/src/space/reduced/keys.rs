@@ -33,8 +33,12 @@ pub struct KeySpace {
     actions: Vec<(Perm, Vec<u8>)>,
     /// For each symmetry: the block that goes to each block.
     inverse_blocks: Vec<Vec<u8>>,
+    /// The least first block of any image, looked up (see [`FirstBlocks`]).
+    first: Option<FirstBlocks>,
     /// Ranks of the class representatives, ascending.
     reps: Vec<u64>,
+    /// Where each range of ranks starts in `reps` (see [`RankIndex`]).
+    index: RankIndex,
     /// Order of each representative's stabiliser in the symmetry group.
     stabilizers: Vec<u32>,
 }
@@ -74,10 +78,13 @@ impl KeySpace {
             binomials,
             actions,
             inverse_blocks,
+            first: None,
             reps: Vec::new(),
+            index: RankIndex::default(),
             stabilizers: Vec::new(),
         };
         space.enumerate_classes();
+        space.first = FirstBlocks::new(&space);
         space
     }
 
@@ -162,18 +169,29 @@ impl KeySpace {
     /// least rank is the least tuple of block masks, compared block by
     /// block, and only that one is ranked.
     pub fn canonicalize(&self, key: &Key) -> (usize, usize) {
+        let (best, best_k) = match &self.first {
+            Some(first) => self.least_image_via(first, key),
+            None => self.least_image(key, 0..self.actions.len()),
+        };
+        let rank = self.rank(&best);
+        let class = self
+            .index
+            .find(&self.reps, rank)
+            .expect("the least image of a key is a representative");
+        (class, best_k)
+    }
+
+    /// The least image of `key` under the symmetries `ks` (ascending) and
+    /// the first symmetry giving it.
+    fn least_image(&self, key: &Key, ks: impl Iterator<Item = usize>) -> (Key, usize) {
         let blocks = self.sizes.len();
-        let mut best = [0u64; MAX_BLOCKS];
-        let mut best_k = 0;
-        for (k, (sigma, _)) in self.actions.iter().enumerate() {
-            let from = &self.inverse_blocks[k];
+        let mut best = [u64::MAX; MAX_BLOCKS];
+        let mut best_k = usize::MAX;
+        for k in ks {
+            let (sigma, from) = (&self.actions[k].0, &self.inverse_blocks[k]);
             let mut image = [0u64; MAX_BLOCKS];
             // Image blocks are worked out only while the prefix ties.
-            let mut order = if k == 0 {
-                std::cmp::Ordering::Less
-            } else {
-                std::cmp::Ordering::Equal
-            };
+            let mut order = std::cmp::Ordering::Equal;
             for b in 0..blocks {
                 image[b] = map_mask(sigma, key[from[b] as usize]);
                 if order == std::cmp::Ordering::Equal {
@@ -184,17 +202,52 @@ impl KeySpace {
                 }
             }
             // Equal images keep the earlier symmetry.
-            if order == std::cmp::Ordering::Less {
+            if order == std::cmp::Ordering::Less || best_k == usize::MAX {
                 best = image;
                 best_k = k;
             }
         }
-        let rank = self.rank(&best);
-        let class = self
-            .reps
-            .binary_search(&rank)
-            .expect("the least image of a key is a representative");
-        (class, best_k)
+        (best, best_k)
+    }
+
+    /// [`Self::least_image`] over only the symmetries that give the least
+    /// first block, which `first` lists for each first block.
+    fn least_image_via(&self, first: &FirstBlocks, key: &Key) -> (Key, usize) {
+        let all = self.all_slots();
+        let mut least = u64::MAX;
+        let mut lists = [(0u32, 0u32); MAX_BLOCKS];
+        let mut found = 0;
+        for (source, offset) in first.offsets.iter().enumerate() {
+            let Some(offset) = offset else { continue };
+            let entry = &first.entries[offset + self.binomials.rank(key[source], all) as usize];
+            if entry.least < least {
+                (least, found) = (entry.least, 0);
+            }
+            if entry.least == least {
+                lists[found] = (entry.start, entry.len);
+                found += 1;
+            }
+        }
+        let listed = |&(start, len): &(u32, u32)| &first.symmetries[start as usize..(start + len) as usize];
+        let total: usize = lists[..found].iter().map(|list| listed(list).len()).sum();
+        let mut on_stack = [0u32; 64];
+        let mut on_heap = Vec::new();
+        let ks: &mut [u32] = if total <= on_stack.len() {
+            &mut on_stack[..total]
+        } else {
+            on_heap.resize(total, 0);
+            &mut on_heap
+        };
+        let mut n = 0;
+        for list in &lists[..found] {
+            let list = listed(list);
+            ks[n..n + list.len()].copy_from_slice(list);
+            n += list.len();
+        }
+        // Ascending, so that equal images keep the earliest symmetry as the
+        // full search does.
+        ks.sort_unstable();
+        self.least_image(key, ks.iter().map(|&k| k as usize))
     }
 
     /// Symmetries that fix class `class`'s representative.
@@ -205,28 +258,197 @@ impl KeySpace {
             .collect()
     }
 
-    /// Visits the keys in rank order; each key not yet seen is the smallest
-    /// of its class, whose members are then marked.
+    /// Finds every class's representative (its least key) and stabiliser
+    /// by a depth-first search over block masks in rank order, pruned where
+    /// the blocks fixed so far already show a smaller image. Rank order is
+    /// the order of the block-mask tuples (see [`Self::canonicalize`]), so
+    /// a key is its class's representative exactly when no symmetry maps it
+    /// below itself. The subtrees of the first block's masks run in
+    /// parallel. On the 4×4 Loopover (63,063,000 keys, 128 symmetries,
+    /// 499,961 classes) this took 0.2 s instead of 3.3 s for marking every
+    /// class's images in a bitmap of all keys.
     fn enumerate_classes(&mut self) {
-        let mut seen = vec![0u64; self.total.div_ceil(64) as usize];
-        let order = self.actions.len() as u32;
-        for rank in 0..self.total {
-            if seen[(rank / 64) as usize] >> (rank % 64) & 1 == 1 {
-                continue;
-            }
-            let key = self.unrank(rank);
-            let mut members = 0u32;
-            for k in 0..self.actions.len() {
-                let image = self.rank(&self.apply(k, &key));
-                let (w, b) = ((image / 64) as usize, image % 64);
-                if seen[w] >> b & 1 == 0 {
-                    seen[w] |= 1 << b;
-                    members += 1;
+        use rayon::prelude::*;
+        if self.sizes.is_empty() {
+            // One key, fixed by every symmetry.
+            self.reps.push(0);
+            self.stabilizers.push(self.actions.len() as u32);
+            self.index = RankIndex::new(&self.reps, self.total);
+            return;
+        }
+        let first: Vec<u64> = (0..self.radices.first().copied().unwrap_or(1)).collect();
+        let found: Vec<Vec<(u64, u32)>> = first
+            .par_iter()
+            .map(|&v| {
+                let mut out = Vec::new();
+                let mut key = [0u64; MAX_BLOCKS];
+                self.visit(0, v, self.all_slots(), 0, &mut key, &mut out);
+                out
+            })
+            .collect();
+        for (rank, stabilizer) in found.into_iter().flatten() {
+            self.reps.push(rank);
+            self.stabilizers.push(stabilizer);
+        }
+        self.index = RankIndex::new(&self.reps, self.total);
+    }
+
+    /// Block `b` takes its `value`-th mask among the `free` slots (`rank`
+    /// holds the digits of the blocks before); then the later blocks, in
+    /// rank order. Pushes each representative with its stabiliser's order.
+    fn visit(&self, b: usize, value: u64, free: u64, rank: u64, key: &mut Key, out: &mut Vec<(u64, u32)>) {
+        key[b] = self.binomials.unrank(value, free, self.sizes[b]);
+        let rank = rank * self.radices[b] + value;
+        let Some(stabilizer) = self.least_so_far(key, b + 1) else {
+            return;
+        };
+        if b + 1 == self.sizes.len() {
+            out.push((rank, stabilizer));
+            return;
+        }
+        let free = free & !key[b];
+        for next in 0..self.radices[b + 1] {
+            self.visit(b + 1, next, free, rank, key, out);
+        }
+    }
+
+    /// With blocks `0..fixed` of `key` set: `None` when some symmetry
+    /// already maps every completion below `key`, else the number of
+    /// symmetries whose image is decided equal to `key` so far (the
+    /// stabiliser's order once every block is fixed).
+    fn least_so_far(&self, key: &Key, fixed: usize) -> Option<u32> {
+        let mut equal = 0u32;
+        for k in 0..self.actions.len() {
+            let from = &self.inverse_blocks[k];
+            let mut order = std::cmp::Ordering::Equal;
+            for b in 0..self.sizes.len() {
+                let source = from[b] as usize;
+                if source >= fixed {
+                    // Undecided: this image's block `b` is not known yet.
+                    order = std::cmp::Ordering::Greater;
+                    break;
+                }
+                order = map_mask(&self.actions[k].0, key[source]).cmp(&key[b]);
+                if order != std::cmp::Ordering::Equal {
+                    break;
                 }
             }
-            self.reps.push(rank);
-            self.stabilizers.push(order / members);
+            match order {
+                std::cmp::Ordering::Less => return None,
+                std::cmp::Ordering::Equal => equal += 1,
+                std::cmp::Ordering::Greater => {}
+            }
         }
+        Some(equal)
+    }
+}
+
+/// For each block `s` that some symmetry maps to block 0, and each slot
+/// set `m` that block `s` can hold: the least image of `m` under those
+/// symmetries, and which of them give it. The least image of a key has
+/// the least first block over all symmetries, so canonicalising looks that
+/// up and compares the rest only for the symmetries listed (a few of the
+/// 4×4 Loopover's 128). Comparing every symmetry's image mispredicted
+/// about one branch in two.
+#[derive(Clone, Debug)]
+struct FirstBlocks {
+    /// Where block `s`'s entries start, by the colex rank of its slot set
+    /// among all slots; `None` when no symmetry maps it to block 0.
+    offsets: Vec<Option<usize>>,
+    entries: Vec<FirstBlock>,
+    /// The lists of symmetries, ascending within each.
+    symmetries: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct FirstBlock {
+    least: u64,
+    start: u32,
+    len: u32,
+}
+
+/// Most entries [`FirstBlocks`] may hold (slot sets times blocks); larger
+/// spaces compare every symmetry.
+const MAX_FIRST_BLOCK_ENTRIES: u64 = 1 << 20;
+
+impl FirstBlocks {
+    fn new(space: &KeySpace) -> Option<FirstBlocks> {
+        let all = space.all_slots();
+        let mut sources: Vec<Vec<usize>> = vec![Vec::new(); space.sizes.len()];
+        for (k, from) in space.inverse_blocks.iter().enumerate() {
+            sources[from[0] as usize].push(k);
+        }
+        let sets = |s: usize| space.binomials.get(space.slots as u32, space.sizes[s]);
+        let needed: u64 = (0..sources.len()).filter(|&s| !sources[s].is_empty()).map(sets).sum();
+        if needed > MAX_FIRST_BLOCK_ENTRIES || space.actions.len() > u32::MAX as usize {
+            return None;
+        }
+        let mut first = FirstBlocks {
+            offsets: Vec::new(),
+            entries: Vec::with_capacity(needed as usize),
+            symmetries: Vec::new(),
+        };
+        for (s, ks) in sources.iter().enumerate() {
+            if ks.is_empty() {
+                first.offsets.push(None);
+                continue;
+            }
+            first.offsets.push(Some(first.entries.len()));
+            for value in 0..sets(s) {
+                let mask = space.binomials.unrank(value, all, space.sizes[s]);
+                let images: Vec<(usize, u64)> = ks.iter().map(|&k| (k, map_mask(&space.actions[k].0, mask))).collect();
+                let least = images.iter().map(|&(_, image)| image).min().expect("a symmetry");
+                let start = first.symmetries.len() as u32;
+                first.symmetries.extend(
+                    images
+                        .iter()
+                        .filter(|&&(_, image)| image == least)
+                        .map(|&(k, _)| k as u32),
+                );
+                let len = first.symmetries.len() as u32 - start;
+                first.entries.push(FirstBlock { least, start, len });
+            }
+        }
+        Some(first)
+    }
+}
+
+/// Finds a representative's position among the ascending `reps` from its
+/// rank: ranks fall into ranges of `2^shift`, about 16 representatives
+/// each, and the range's start in `reps` is kept, so a lookup searches a
+/// few cache lines instead of the whole list. A binary search of the 4×4
+/// Loopover's 499,961 representatives (4 MB, missing the cache at every
+/// step) was half of canonicalising a key.
+#[derive(Clone, Debug, Default)]
+struct RankIndex {
+    shift: u32,
+    /// `starts[r]`: the first representative of rank `≥ r << shift`; one
+    /// more entry at the end.
+    starts: Vec<u32>,
+}
+
+impl RankIndex {
+    fn new(reps: &[u64], total: u64) -> RankIndex {
+        let per_class = (total / reps.len().max(1) as u64).max(1);
+        let shift = (per_class * 16).ilog2();
+        let ranges = (total >> shift) as usize + 1;
+        let mut starts = Vec::with_capacity(ranges + 1);
+        let mut next = 0usize;
+        for r in 0..=ranges as u64 {
+            while next < reps.len() && reps[next] >> shift < r {
+                next += 1;
+            }
+            starts.push(next as u32);
+        }
+        RankIndex { shift, starts }
+    }
+
+    /// The position of `rank` in `reps`, if it is there.
+    #[inline]
+    fn find(&self, reps: &[u64], rank: u64) -> Option<usize> {
+        let r = (rank >> self.shift) as usize;
+        let (from, to) = (self.starts[r] as usize, self.starts[r + 1] as usize);
+        reps[from..to].binary_search(&rank).ok().map(|i| from + i)
     }
 }
 
@@ -240,4 +462,69 @@ pub fn map_mask(sigma: &Perm, mask: u64) -> u64 {
         bits &= bits - 1;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::puzzle::Metric;
+    use crate::space::reduced::test_support::space;
+
+    const SPECS: [&str; 5] = ["loopover:3x4", "loopover:4x4", "loopover:2x5", "sliding:3x3", "varikon"];
+
+    /// The plain enumeration: keys in rank order, each one not yet marked
+    /// starts a class whose images are then marked.
+    fn marking(keys: &KeySpace) -> (Vec<u64>, Vec<u32>) {
+        let mut seen = vec![false; keys.total() as usize];
+        let (mut reps, mut stabilizers) = (Vec::new(), Vec::new());
+        for rank in 0..keys.total() {
+            if seen[rank as usize] {
+                continue;
+            }
+            let key = keys.unrank(rank);
+            let mut members = 0;
+            for k in 0..keys.actions.len() {
+                let image = keys.rank(&keys.apply(k, &key)) as usize;
+                if !seen[image] {
+                    seen[image] = true;
+                    members += 1;
+                }
+            }
+            reps.push(rank);
+            stabilizers.push(keys.actions.len() as u32 / members);
+        }
+        (reps, stabilizers)
+    }
+
+    #[test]
+    fn the_pruned_search_finds_the_classes_marking_finds() {
+        for spec in ["loopover:3x4", "loopover:2x5", "sliding:3x3", "varikon"] {
+            let (_, r) = space(spec, Metric::Mtm);
+            let keys = r.keys();
+            let (reps, stabilizers) = marking(keys);
+            assert_eq!(keys.reps, reps, "{}", spec);
+            assert_eq!(keys.stabilizers, stabilizers, "{}", spec);
+        }
+    }
+
+    #[test]
+    fn looking_up_the_first_block_gives_the_least_image_of_every_symmetry() {
+        for spec in SPECS {
+            let (_, r) = space(spec, Metric::Mtm);
+            let keys = r.keys();
+            let first = keys.first.as_ref().expect("small spaces have the table");
+            let mut x = 0x2545_F491_4F6C_DD1Du64;
+            for _ in 0..2000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let key = keys.unrank(x % keys.total());
+                let all = keys.least_image(&key, 0..keys.actions.len());
+                assert_eq!(keys.least_image_via(first, &key), all, "{}", spec);
+                let (class, k) = keys.canonicalize(&key);
+                assert_eq!(keys.rep(class)[..keys.blocks()], all.0[..keys.blocks()], "{}", spec);
+                assert_eq!(k, all.1, "{}", spec);
+            }
+        }
+    }
 }
