@@ -13,6 +13,7 @@ mod loopover;
 pub mod perm;
 mod perm_file;
 mod sliding;
+mod sn_families;
 mod spec;
 mod spec_text;
 pub mod symmetry;

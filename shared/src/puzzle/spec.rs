@@ -12,16 +12,20 @@ use super::{Metric, Puzzle};
 use crate::puzzle::perm::{MAX_POINTS, MAX_RANKED_POINTS};
 
 /// Families this build understands, with their spec syntax.
-pub fn known_families() -> &'static [(&'static str, &'static str)] {
-    &[
+pub fn known_families() -> Vec<(&'static str, &'static str)> {
+    let mut families = vec![
         ("loopover", "loopover:RxC, R and C at least 2"),
         ("sliding", "sliding:RxC, R and C at least 2, R·C at most 20"),
         ("varikon", "varikon, the 2×2×2 Varikon box"),
         ("turnstyle", "turnstyle:N, N from 4 to 21, rotation free"),
         ("turnstyle-cayley", "turnstyle-cayley:N, N from 4 to 256"),
+    ];
+    families.extend(super::sn_families::SN_FAMILIES);
+    families.extend([
         ("perm", "perm:FILE, generators in cycle notation"),
         ("tws", "tws:FILE, a twsearch/ksolve definition"),
-    ]
+    ]);
+    families
 }
 
 /// Parses a spec string into a puzzle under `metric` (families without a
@@ -101,14 +105,16 @@ fn parse_family(spec: &str, metric: Metric, file_text: Option<&str>, directed: b
         "turnstyle-cayley" => Ok(turnstyle_cayley(parse_circle(spec, args, 0, MAX_POINTS)?, metric)),
         "perm" => perm_puzzle(spec, args, metric, file_text, directed),
         "tws" => tws_puzzle(spec, args, metric, file_text),
-        _ => Err(SpecError::UnknownFamily {
-            spec: spec.to_string(),
-            family: family.to_string(),
-            known: known_families()
-                .iter()
-                .map(|(name, usage)| format!("{} ({})", name, usage))
-                .collect::<Vec<_>>()
-                .join(", "),
+        other => super::sn_families::sn_family(spec, other, args, metric).unwrap_or_else(|| {
+            Err(SpecError::UnknownFamily {
+                spec: spec.to_string(),
+                family: family.to_string(),
+                known: known_families()
+                    .iter()
+                    .map(|(name, usage)| format!("{} ({})", name, usage))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
         }),
     }
 }

@@ -1,0 +1,178 @@
+//! The built-in Cayley-graph families of the symmetric group, run as a user
+//! runs them (`cayley run FAMILY:N`), against independent sources:
+//! closed forms where they exist (adjacent transpositions: inversions, the
+//! Mahonian numbers; all transpositions: N − cycles, the Stirling numbers
+//! of the first kind) and otherwise a plain hash-set BFS over permutations
+//! whose generators are written here from the families' definitions.
+
+mod common;
+
+use common::{assert_refused, cayley, stderr};
+use std::collections::HashMap;
+
+/// The depth table `cayley run spec` writes.
+fn run_table(spec: &str) -> Vec<u64> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = cayley(&["run", spec, "-q", "--threads", "2", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}: {}", spec, stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
+    assert_eq!(json["complete"], true, "{}", spec);
+    json["depths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect()
+}
+
+/// States of `start` at each distance under `moves` (each maps a state to
+/// its neighbour), by breadth-first search with a hash map of distances.
+fn bfs<S: Clone + Eq + std::hash::Hash>(start: S, moves: &[Step<S>]) -> Vec<u64> {
+    let mut distance = HashMap::from([(start.clone(), 0usize)]);
+    let mut frontier = vec![start];
+    let mut table = vec![1u64];
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for state in &frontier {
+            for m in moves {
+                let t = m(state);
+                if !distance.contains_key(&t) {
+                    distance.insert(t.clone(), table.len());
+                    next.push(t);
+                }
+            }
+        }
+        if !next.is_empty() {
+            table.push(next.len() as u64);
+        }
+        frontier = next;
+    }
+    table
+}
+
+/// One generator: a state to its neighbour.
+type Step<S> = Box<dyn Fn(&S) -> S>;
+
+type Moves = Vec<Step<Vec<u8>>>;
+
+/// Reverses positions `i..=j`.
+fn reverse(i: usize, j: usize) -> Step<Vec<u8>> {
+    Box::new(move |s: &Vec<u8>| {
+        let mut t = s.clone();
+        t[i..=j].reverse();
+        t
+    })
+}
+
+/// Swaps positions `i` and `j`.
+fn swap(i: usize, j: usize) -> Step<Vec<u8>> {
+    Box::new(move |s: &Vec<u8>| {
+        let mut t = s.clone();
+        t.swap(i, j);
+        t
+    })
+}
+
+/// Rotates the whole arrangement left (`true`) or right.
+fn rotate(left: bool) -> Step<Vec<u8>> {
+    Box::new(move |s: &Vec<u8>| {
+        let mut t = s.clone();
+        if left {
+            t.rotate_left(1)
+        } else {
+            t.rotate_right(1)
+        }
+        t
+    })
+}
+
+fn identity(n: usize) -> Vec<u8> {
+    (0..n as u8).collect()
+}
+
+/// Mahonian numbers: permutations of `n` by number of inversions (OEIS
+/// A008302), by the recurrence of inserting the largest element.
+fn mahonian(n: usize) -> Vec<u64> {
+    let mut row = vec![1u64];
+    for k in 2..=n {
+        let mut next = vec![0u64; row.len() + k - 1];
+        for (i, &c) in row.iter().enumerate() {
+            for extra in 0..k {
+                next[i + extra] += c;
+            }
+        }
+        row = next;
+    }
+    row
+}
+
+/// Permutations of `n` at distance `d = n − cycles` under all
+/// transpositions: the unsigned Stirling numbers of the first kind
+/// `c(n, n − d)` (OEIS A132393), by `c(m, k) = c(m−1, k−1) + (m−1)·c(m−1, k)`.
+fn stirling_by_distance(n: usize) -> Vec<u64> {
+    let mut c = vec![vec![0u64; n + 1]; n + 1];
+    c[0][0] = 1;
+    for m in 1..=n {
+        for k in 1..=m {
+            c[m][k] = c[m - 1][k - 1] + (m as u64 - 1) * c[m - 1][k];
+        }
+    }
+    (0..n).map(|d| c[n][n - d]).collect()
+}
+
+#[test]
+fn adjacent_and_all_transpositions_match_their_closed_forms() {
+    assert_eq!(run_table("coxeter:7"), mahonian(7));
+    assert_eq!(run_table("transpositions:7"), stirling_by_distance(7));
+}
+
+#[test]
+fn the_other_families_match_a_plain_search() {
+    let n = 7;
+    let pancake: Moves = (1..n).map(|i| reverse(0, i)).collect();
+    let reversals: Moves = (0..n).flat_map(|i| (i + 1..n).map(move |j| reverse(i, j))).collect();
+    let star: Moves = (1..n).map(|i| swap(0, i)).collect();
+    let mut cyclic: Moves = (0..n - 1).map(|i| swap(i, i + 1)).collect();
+    cyclic.push(swap(0, n - 1));
+    let lrx: Moves = vec![rotate(true), rotate(false), swap(0, 2)];
+    let top_spin: Moves = vec![rotate(true), rotate(false), reverse(0, 3)];
+    for (spec, moves) in [
+        ("pancake:7", pancake),
+        ("reversals:7", reversals),
+        ("star:7", star),
+        ("cyclic-coxeter:7", cyclic),
+        ("lrx:7:2", lrx),
+        ("top-spin:7", top_spin),
+    ] {
+        assert_eq!(run_table(spec), bfs(identity(n), &moves), "{}", spec);
+    }
+}
+
+#[test]
+fn burnt_pancakes_match_a_plain_search_of_signed_stacks() {
+    // A pancake is its number and its side, +1 burnt side down; flipping
+    // the top i reverses them and turns each over.
+    let n = 5i8;
+    let flips: Vec<Step<Vec<i8>>> = (1..=n as usize)
+        .map(|i| -> Step<Vec<i8>> {
+            Box::new(move |s: &Vec<i8>| {
+                let mut t = s.clone();
+                t[..i].reverse();
+                t[..i].iter_mut().for_each(|p| *p = -*p);
+                t
+            })
+        })
+        .collect();
+    let table = run_table("burnt-pancake:5");
+    assert_eq!(table, bfs((1..=n).collect(), &flips));
+    // 2^5·5! signed stacks.
+    assert_eq!(table.iter().sum::<u64>(), 32 * 120);
+}
+
+#[test]
+fn family_arguments_are_checked_before_any_work() {
+    assert_refused(&["run", "pancake:21"], &["pancake:N takes N up to 20"]);
+    assert_refused(&["run", "lrx:6:0"], &["K runs from 1 to 5"]);
+    assert_refused(&["run", "star:x"], &["expected a whole number"]);
+}
