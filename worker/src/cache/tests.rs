@@ -150,3 +150,35 @@ fn evicted_slots_serve_the_next_loads() {
     assert_eq!(seen, vec![7; WORDS]);
     assert_eq!(again.words(), &[9; WORDS]);
 }
+
+/// Hits and misses over a long random sequence of lookups are those of a
+/// plain least-recently-used list: hits only note their tick, and eviction
+/// refiles entries used since they were filed (`ShardCache::evict_one`).
+#[test]
+fn lazy_refiling_evicts_as_a_plain_lru_list_does() {
+    let capacity = 4;
+    let mut cache = cache(capacity as u64, 16);
+    let mut reference: Vec<u64> = Vec::new(); // least recent first
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..5000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let shard = x % 9;
+        let hits = cache.stats.hits;
+        cache.get((1, shard), load(shard)).unwrap();
+        let hit = cache.stats.hits > hits;
+        let position = reference.iter().position(|&s| s == shard);
+        assert_eq!(hit, position.is_some(), "shard {}", shard);
+        match position {
+            Some(i) => {
+                reference.remove(i);
+            }
+            None if reference.len() == capacity => {
+                reference.remove(0);
+            }
+            None => {}
+        }
+        reference.push(shard);
+    }
+}
