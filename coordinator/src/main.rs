@@ -48,6 +48,10 @@ fn main() {
 /// `cayley info … | head` closes stdout early; `println!` then panics with
 /// "Broken pipe". Like any Unix filter, stop quietly instead (status 141,
 /// as if killed by SIGPIPE); every other panic keeps the default report.
+/// The same for stderr (`cayley run … 2>&1 | head`): a panic there on a
+/// coordinator thread left the run spinning on a core for good; now the
+/// process ends, and its checkpoint keeps every level written. Progress
+/// lines themselves ignore a closed stderr (`progress.rs`).
 fn quiet_on_closed_stdout() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -57,7 +61,8 @@ fn quiet_on_closed_stdout() {
             .map(String::as_str)
             .or_else(|| info.payload().downcast_ref::<&str>().copied())
             .unwrap_or("");
-        if message.contains("failed printing to stdout") && message.contains("Broken pipe") {
+        let printing = message.contains("failed printing to stdout") || message.contains("failed printing to stderr");
+        if printing && message.contains("Broken pipe") {
             std::process::exit(141);
         }
         default(info);

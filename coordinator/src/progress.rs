@@ -57,7 +57,7 @@ impl Reporter for LevelBars {
             bar.finish_and_clear();
         }
         if !self.quiet {
-            eprintln!(
+            stderr_line(format_args!(
                 "depth {:>3}: {:>16} states  {:>8.2} s  (worker s: {:.1} load, {:.1} sources, {:.1} compute, {:.1} write, {:.1} other; hit rate {:.2})",
                 depth,
                 count,
@@ -68,14 +68,23 @@ impl Reporter for LevelBars {
                 io.write_seconds,
                 io.other_seconds,
                 io.hit_rate()
-            );
+            ));
         }
     }
 
     fn warn(&mut self, message: &str) {
         match &self.bar {
             Some(bar) => bar.println(format!("warning: {}", message)),
-            None => eprintln!("warning: {}", message),
+            None => stderr_line(format_args!("warning: {}", message)),
         }
     }
+}
+
+/// Writes one line to stderr, ignoring failures: progress is not worth the
+/// job. `eprintln!` panics when stderr is a closed pipe (`cayley run … 2>&1
+/// | head -3`), and that panic, inside the coordinator's level bookkeeping,
+/// left the run spinning on a core for good instead of finishing.
+fn stderr_line(line: std::fmt::Arguments) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{}", line);
 }

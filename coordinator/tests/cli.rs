@@ -215,3 +215,39 @@ fn plan_projects_every_level_of_a_counted_table() {
         stderr(&o)
     );
 }
+
+/// A closed stderr (`cayley run … 2>&1 | head -3`) ends the run as a
+/// closed pipe ends any Unix filter (status 141), or the run finishes:
+/// it never hangs (it spun on a core for good before).
+#[test]
+fn a_closed_stderr_ends_the_run_instead_of_hanging() {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cayley"))
+        .args(["run", "loopover:3x4", "--threads", "2", "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Two lines (the header and depth 1), then the reading end closes, as
+    // `head -2` does: every later write to stderr fails.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    for _ in 0..2 {
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+    }
+    drop(stderr);
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("cayley run did not finish with its stderr closed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success() || status.code() == Some(141), "{:?}", status);
+}
