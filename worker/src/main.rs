@@ -22,10 +22,6 @@ struct Args {
     /// checkpoint, so any budget above one task's working set works (`cayley info` says how much).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     memory: Option<u64>,
-    /// No longer used (shards are held in memory within --memory); accepted so that
-    /// existing scripts keep working.
-    #[arg(long, value_name = "DIR", hide = true)]
-    scratch: Option<PathBuf>,
     /// Cluster token (or set CAYLEY_TOKEN).
     #[arg(long, env = "CAYLEY_TOKEN", hide_env_values = true)]
     token: Option<String>,
@@ -62,9 +58,6 @@ async fn main() {
         let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "worker".into());
         format!("{}-{}", host.trim(), std::process::id())
     });
-    if args.scratch.is_some() {
-        tracing::warn!("--scratch is no longer used: shards are held in memory within --memory");
-    }
     let memory = args.memory.unwrap_or_else(|| default_budget(1));
     let config = WorkerConfig {
         coordinator: args.coordinator,
