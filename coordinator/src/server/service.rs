@@ -235,7 +235,7 @@ fn status_of(s: &JobState, lease_secs: u32) -> StatusReply {
                     0.0
                 },
                 busy: w.busy,
-                idle_secs: w.last_seen.elapsed().as_secs_f64(),
+                idle_secs: s.clock.since(w.last_seen).as_secs_f64(),
                 memory_budget: w.memory_budget,
                 lost: s.is_lost(id),
             })

@@ -2,6 +2,7 @@
 //! runner: what end-to-end runs cannot time (several workers reporting the
 //! same damaged file, an output damaged between its write and its report).
 
+use super::clock::ManualClock;
 use super::*;
 use cayley_proto::{task_failed, Task, TaskDone, TaskFailed, TaskProgress};
 use cayley_shared::files::checkpoint::KeepLevels;
@@ -295,11 +296,13 @@ fn a_damaged_older_level_is_left_out() {
     assert_eq!(h.depths(), PUBLISHED_2X4);
 }
 
-/// The harness with a lease period of `lease`.
-fn harness_with_lease(lease: Duration) -> Harness {
+/// The harness with a lease period of `lease`, on a clock the test moves.
+fn harness_with_lease(lease: Duration) -> (Harness, ManualClock) {
     let mut h = harness(KeepLevels::All);
     h.state.lease_duration = lease;
-    h
+    let (clock, hands) = Clock::manual();
+    h.state.clock = clock;
+    (h, hands)
 }
 
 /// Level 1 (chunks 0..8) with worker `slow` holding one task and `fast`
@@ -316,13 +319,15 @@ fn all_but_one_done(h: &mut Harness, slow: u64, fast: u64) -> Task {
 
 #[test]
 fn an_idle_worker_copies_a_straggler_and_the_first_result_wins() {
-    let mut h = harness_with_lease(Duration::from_secs(600));
+    let (mut h, hands) = harness_with_lease(Duration::from_secs(600));
     let slow = h.state.register("slow".into(), 1, 0);
     let fast = h.state.register("fast".into(), 1, 0);
     let held = all_but_one_done(&mut h, slow, fast);
-    // Slow's task has run longer than the average task (milliseconds), with
-    // no progress: fast gets a second copy of it.
-    std::thread::sleep(Duration::from_millis(50));
+    // Slow's task has not yet run as long as an average task (milliseconds
+    // of real compute): no copy.
+    assert!(matches!(h.state.lease(fast), lease_reply::Reply::WaitMs(_)));
+    // Now it has, with no progress: fast gets a second copy of it.
+    hands.advance(Duration::from_secs(60));
     let copy = h.lease(fast);
     assert_eq!((copy.from_level, copy.chunk), (held.from_level, held.chunk));
     assert_ne!(copy.lease_id, held.lease_id);
@@ -350,11 +355,11 @@ fn an_idle_worker_copies_a_straggler_and_the_first_result_wins() {
 
 #[test]
 fn no_copy_of_a_task_that_is_on_time_or_when_backups_are_off() {
-    let mut h = harness_with_lease(Duration::from_secs(600));
+    let (mut h, hands) = harness_with_lease(Duration::from_secs(600));
     let slow = h.state.register("slow".into(), 1, 0);
     let fast = h.state.register("fast".into(), 1, 0);
     let held = all_but_one_done(&mut h, slow, fast);
-    std::thread::sleep(Duration::from_millis(50));
+    hands.advance(Duration::from_secs(60));
     // Nearly done: what is left takes less than an average task.
     let progress = TaskProgress {
         blocks_done: 999_999,
@@ -373,12 +378,15 @@ fn no_copy_of_a_task_that_is_on_time_or_when_backups_are_off() {
 
 #[test]
 fn a_result_after_its_lease_expired_is_late_and_its_worker_lost() {
-    let mut h = harness_with_lease(Duration::from_millis(100));
+    let (mut h, hands) = harness_with_lease(Duration::from_secs(30));
     let cut_off = h.state.register("cut off".into(), 1, 0);
     let other = h.state.register("other".into(), 1, 0);
     let task = h.lease(cut_off);
     let done = h.compute(&task);
-    std::thread::sleep(Duration::from_millis(150));
+    hands.advance(Duration::from_secs(29));
+    h.state.expire_leases();
+    assert!(!h.state.is_lost(cut_off), "within its lease");
+    hands.advance(Duration::from_secs(2));
     // The server's clock expires the lease; the worker is lost until heard.
     h.state.expire_leases();
     assert!(h.state.is_lost(cut_off));
