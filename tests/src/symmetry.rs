@@ -119,16 +119,3 @@ pub fn classes_by_depth(generators: &[Vec<u8>], group: &[Vec<u8>]) -> (Vec<u64>,
     }
     (states, classes)
 }
-
-/// The published Loopover MTM table of `board` (`2x5`), from
-/// tests/data/loopover-mtm.csv.
-pub fn published_loopover_mtm(board: &str) -> Vec<u64> {
-    include_str!("../data/loopover-mtm.csv")
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .find_map(|l| l.strip_prefix(&format!("{},", board)))
-        .unwrap_or_else(|| panic!("no published table for {}", board))
-        .split_whitespace()
-        .map(|c| c.parse().expect("a count"))
-        .collect()
-}

@@ -46,14 +46,11 @@ struct Args {
 
 #[tokio::main]
 async fn main() {
-    use std::io::IsTerminal;
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        // Colour codes only for a terminal: logs go to files and journals.
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
     let args: Args = cayley_worker::args::parse_args();
+    if let Err(e) = cayley_worker::logging::init("info") {
+        eprintln!("error: {:#}", e);
+        std::process::exit(1);
+    }
     let name = args.name.unwrap_or_else(|| {
         let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "worker".into());
         format!("{}-{}", host.trim(), std::process::id())

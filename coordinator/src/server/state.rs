@@ -33,11 +33,11 @@ pub enum Phase {
 
 /// Progress notifications for a display.
 pub trait Reporter: Send {
-    fn level_started(&mut self, _depth: u32, _tasks: u64, _blocks: u64) {}
-    fn progress(&mut self, _blocks_done: u64, _states: u64) {}
+    fn level_started(&mut self, _depth: u32, _tasks: u64, _units: u64) {}
+    fn progress(&mut self, _units_done: u64, _states: u64) {}
     fn level_finished(&mut self, _depth: u32, _count: u64, _seconds: f64, _io: &IoTotals) {}
     fn warn(&mut self, message: &str) {
-        eprintln!("warning: {}", message);
+        tracing::warn!("{}", message);
     }
 }
 

@@ -246,8 +246,8 @@ pub fn check_disk(
             problem
         );
     }
-    eprintln!(
-        "warning: {}; going on (--ignore-disk-check): if the disk fills up the job stops cleanly, and `cayley resume` continues it once there is room",
+    tracing::warn!(
+        "{}; going on (--ignore-disk-check): if the disk fills up the job stops cleanly, and `cayley resume` continues it once there is room",
         problem
     );
     Ok(())

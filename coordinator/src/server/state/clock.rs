@@ -4,7 +4,9 @@
 //! test with a short lease could see it expire early on a loaded machine,
 //! and a long one made the tests slow).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+#[cfg(test)]
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Where "now" comes from.

@@ -175,7 +175,7 @@ impl JobState {
             .filter(|l| {
                 let ran = self.clock.since(l.started);
                 let p = &l.progress;
-                let left = match (p.blocks_done, p.blocks_total) {
+                let left = match (p.units_done, p.units_total) {
                     (0, _) | (_, 0) => ran,
                     (done, total) => ran.mul_f64(total.saturating_sub(done) as f64 / done as f64),
                 };
@@ -286,12 +286,12 @@ impl JobState {
         let mut best: std::collections::HashMap<(u32, u64), &TaskProgress> = Default::default();
         for l in self.leases.values() {
             let e = best.entry(l.key).or_insert(&l.progress);
-            if l.progress.blocks_done > e.blocks_done {
+            if l.progress.units_done > e.units_done {
                 *e = &l.progress;
             }
         }
         best.values()
-            .fold((0, 0), |(u, s), p| (u + p.blocks_done, s + p.states_found))
+            .fold((0, 0), |(u, s), p| (u + p.units_done, s + p.states_found))
     }
 
     /// A worker dropped its report stream before finishing: re-issue.

@@ -12,7 +12,9 @@ use cayley_worker::client::done_message;
 use cayley_worker::runner::{TaskError, TaskRunner};
 
 /// Loopover 2×4 MTM, tests/data/loopover-mtm.csv.
-const PUBLISHED_2X4: [u64; 9] = [1, 10, 63, 352, 1623, 5890, 14345, 15772, 2264];
+fn published_2x4() -> Vec<u64> {
+    cayley_tests::published::published_loopover_mtm("2x4")
+}
 
 struct Quiet;
 impl Reporter for Quiet {
@@ -163,7 +165,7 @@ fn many_reports_of_one_damaged_file_schedule_one_repair() {
     assert!(!h.state.is_queued_or_leased((1, 3)));
     h.run_until(first, usize::MAX);
     assert_eq!(h.state.phase, Phase::Finished);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
 }
 
 #[test]
@@ -186,7 +188,7 @@ fn a_report_that_disagrees_with_its_file_is_not_recorded() {
     let done = h.compute(&again);
     assert_eq!(h.state.complete(worker, again.lease_id, done), Verdict::Accepted);
     h.run_until(worker, usize::MAX);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
 }
 
 #[test]
@@ -206,7 +208,7 @@ fn a_damaged_index_is_caught_when_the_result_is_checked() {
         Verdict::Rejected(why) if why.contains("index checksum")
     ));
     h.run_until(worker, usize::MAX);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
 }
 
 #[test]
@@ -220,7 +222,7 @@ fn a_damaged_payload_is_found_by_its_reader_and_repaired() {
     h.restart_worker();
     h.run_until(worker, usize::MAX);
     assert_eq!(h.state.phase, Phase::Finished);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
     assert!(h.intact(3, 5));
 }
 
@@ -254,7 +256,7 @@ fn a_network_named_input_outside_the_plan_is_the_workers_fault() {
         assert!(h.pending_repairs().is_empty(), "no repair for a bogus report");
     }
     h.run_until(worker, usize::MAX);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
 }
 
 #[test]
@@ -266,7 +268,7 @@ fn a_reduced_job_records_the_full_counts() {
     let worker = h.state.register("w".into(), 1, 0);
     h.run_until(worker, usize::MAX);
     assert_eq!(h.state.phase, Phase::Finished);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
     let stored: u64 = h.state.manifest.levels.iter().map(|l| l.stored).sum();
     assert!(stored < 40320, "{} bits stored", stored);
 }
@@ -293,7 +295,7 @@ fn a_damaged_older_level_is_left_out() {
     h.restart_worker();
     h.run_until(worker, usize::MAX);
     assert_eq!(h.state.phase, Phase::Finished);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
 }
 
 /// The harness with a lease period of `lease`, on a clock the test moves.
@@ -350,7 +352,7 @@ fn an_idle_worker_copies_a_straggler_and_the_first_result_wins() {
     let stats = h.state.lease_stats;
     assert_eq!((stats.backups_issued, stats.backups_won, stats.late_reports), (1, 1, 0));
     h.run_until(fast, usize::MAX);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
 }
 
 #[test]
@@ -362,8 +364,8 @@ fn no_copy_of_a_task_that_is_on_time_or_when_backups_are_off() {
     hands.advance(Duration::from_secs(60));
     // Nearly done: what is left takes less than an average task.
     let progress = TaskProgress {
-        blocks_done: 999_999,
-        blocks_total: 1_000_000,
+        units_done: 999_999,
+        units_total: 1_000_000,
         states_found: 0,
     };
     h.state.progress(slow, held.lease_id, progress).unwrap();
@@ -401,7 +403,7 @@ fn a_result_after_its_lease_expired_is_late_and_its_worker_lost() {
     // The task went back to the queue and is computed once.
     h.state.lease_duration = Duration::from_secs(600);
     h.run_until(other, usize::MAX);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
 }
 
 /// The level two below the frontier stays for the next level only where it
