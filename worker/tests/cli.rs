@@ -43,11 +43,12 @@ fn help_documents_every_flag() {
     ] {
         assert!(text.contains(flag), "{} missing from --help", flag);
     }
-    // Options are the lines of --help that start with one (descriptions
-    // mention others, such as `serve --resume`).
+    // Options: the first flag of each line of --help that starts with one
+    // (descriptions mention others, such as `serve --resume`).
     let options: String = text
         .lines()
         .filter(|l| l.trim_start().starts_with('-'))
+        .filter_map(|l| l.split_whitespace().find(|w| w.starts_with("--")))
         .collect::<Vec<_>>()
         .join(" ");
     assert_eq!(flags(&options), documented, "--help against README.md");
