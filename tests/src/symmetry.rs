@@ -5,6 +5,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+/// Kept under its old path for callers not yet moved to [`crate::published`].
+pub use crate::published::published_loopover_mtm;
+
 /// The image list of the board symmetry `name` of an `rows × cols` board
 /// (the names `cayley` reports: shift-right, shift-down, mirror-left-right,
 /// mirror-top-bottom, transpose).
