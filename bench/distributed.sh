@@ -35,7 +35,7 @@ server=$!
 for _ in $(seq 100); do grep -q "serving" "$out/serve.log" 2>/dev/null && break; sleep 0.05; done
 url=$(sed -n 's/.* on \(http:[^;]*\);.*/\1/p' "$out/serve.log")
 for i in 1 2; do
-  $bin/cayley-worker --coordinator "$url" --token "$token" --threads 1 --scratch "$out" 2> "$out/worker$i.log" &
+  $bin/cayley-worker --coordinator "$url" --token "$token" --threads 1 2> "$out/worker$i.log" &
 done
 wait "$server"
 t1=$(now); distributed=$(elapsed "$t0" "$t1")

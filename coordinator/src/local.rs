@@ -50,11 +50,7 @@ pub fn run_local(mut task: LocalJob) -> anyhow::Result<()> {
             // Success: a temporary checkpoint has served its purpose.
             if let Some(dir) = temporary {
                 if let Err(e) = std::fs::remove_dir_all(&dir) {
-                    eprintln!(
-                        "warning: cannot remove the temporary checkpoint {}: {}",
-                        dir.display(),
-                        e
-                    );
+                    tracing::warn!("cannot remove the temporary checkpoint {}: {}", dir.display(), e);
                 }
             }
             Ok(())

@@ -22,13 +22,16 @@ mod svg;
 fn main() {
     quiet_on_closed_stdout();
     let cli: cli::Cli = cayley_worker::args::parse_args();
-    if std::env::var_os("CAYLEY_LOG").is_some() {
-        use std::io::IsTerminal;
-        tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_env("CAYLEY_LOG"))
-            .with_writer(std::io::stderr)
-            .with_ansi(std::io::stderr().is_terminal())
-            .init();
+    // `serve` logs workers joining and leaving; the other commands only
+    // warnings, since `run` and `resume` embed workers whose per-task log
+    // would drown the progress display. RUST_LOG overrides either.
+    let default_log = match cli.command {
+        cli::Command::Serve(_) => "info",
+        _ => "warn",
+    };
+    if let Err(e) = cayley_worker::logging::init(default_log) {
+        eprintln!("error: {:#}", e);
+        std::process::exit(1);
     }
     let outcome = match cli.command {
         cli::Command::Run(args) => commands::run::run(args),

@@ -25,12 +25,12 @@ impl LevelBars {
 }
 
 impl Reporter for LevelBars {
-    fn level_started(&mut self, depth: u32, _tasks: u64, blocks: u64) {
+    fn level_started(&mut self, depth: u32, _tasks: u64, units: u64) {
         self.started = Instant::now();
         if self.quiet || !std::io::stderr().is_terminal() {
             return;
         }
-        let bar = ProgressBar::with_draw_target(Some(blocks), ProgressDrawTarget::stderr_with_hz(8));
+        let bar = ProgressBar::with_draw_target(Some(units), ProgressDrawTarget::stderr_with_hz(8));
         bar.set_style(
             ProgressStyle::with_template("depth {prefix:>3} [{bar:30}] {percent:>3}% {msg} {elapsed_precise}")
                 .expect("static template")
@@ -40,9 +40,9 @@ impl Reporter for LevelBars {
         self.bar = Some(bar);
     }
 
-    fn progress(&mut self, blocks_done: u64, states: u64) {
+    fn progress(&mut self, units_done: u64, states: u64) {
         if let Some(bar) = &self.bar {
-            bar.set_position(blocks_done);
+            bar.set_position(units_done);
             let secs = self.started.elapsed().as_secs_f64().max(1e-9);
             bar.set_message(format!(
                 "{} states, {:.1} M states/s",
@@ -73,9 +73,11 @@ impl Reporter for LevelBars {
     }
 
     fn warn(&mut self, message: &str) {
+        // The bar is cleared while the line is written, then drawn again
+        // below it.
         match &self.bar {
-            Some(bar) => bar.println(format!("warning: {}", message)),
-            None => stderr_line(format_args!("warning: {}", message)),
+            Some(bar) => bar.suspend(|| tracing::warn!("{}", message)),
+            None => tracing::warn!("{}", message),
         }
     }
 }

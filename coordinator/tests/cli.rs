@@ -17,8 +17,11 @@ fn run_writes_result_files_with_the_published_table() {
     assert_eq!(json["states"], 720);
     assert_eq!(json["diameter"], 7);
     assert_eq!(json["complete"], true);
-    // Published table (seed paper 002).
-    assert_eq!(json["depths"], serde_json::json!([1, 7, 31, 115, 274, 253, 36, 3]));
+    // Published table, tests/data/loopover-mtm.csv.
+    assert_eq!(
+        json["depths"],
+        serde_json::json!(cayley_tests::published::published_loopover_mtm("2x3"))
+    );
     // One state per class of symmetric antipodes; the classes cover the
     // 3 states of depth 7.
     let antipodes = json["antipodes"].as_array().unwrap();
@@ -184,7 +187,7 @@ fn a_closed_stdout_stops_quietly() {
 #[test]
 fn plan_projects_every_level_of_a_counted_table() {
     let dir = tempfile::tempdir().unwrap();
-    // Loopover 2×3 MTM, seed 002: depths 0–7.
+    // Loopover 2×3 MTM, tests/data/loopover-mtm.csv: depths 0–7.
     let csv = dir.path().join("depths.csv");
     std::fs::write(&csv, "depth,count\n0,1\n1,7\n2,31\n3,115\n4,274\n5,253\n6,36\n7,3\n").unwrap();
     let o = cayley(&[

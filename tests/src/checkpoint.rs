@@ -5,16 +5,16 @@
 //! Every table is compared with Loopover 2×5 MTM from
 //! tests/data/loopover-mtm.csv, never with an earlier output of this program.
 
-use crate::{cayley, cayley_env, json_u64s, read_json, spawn_cayley, stderr_text, test_dir, wait_for};
+use crate::{cayley, cayley_env, disk_test_dir, json_u64s, read_json, spawn_cayley, stderr_text, test_dir, wait_for};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
 pub const PUZZLE: &str = "loopover:2x5";
 /// Loopover 2×5 MTM, tests/data/loopover-mtm.csv.
-pub const PUBLISHED: [u64; 13] = [
-    1, 13, 106, 790, 4845, 25771, 121338, 472506, 1251350, 1484825, 258645, 8295, 315,
-];
+pub fn published() -> Vec<u64> {
+    crate::published::published_loopover_mtm("2x5")
+}
 /// Generous bound for polling a running job (the whole table takes a few seconds).
 pub const PATIENCE: Duration = Duration::from_secs(120);
 
@@ -26,8 +26,18 @@ pub struct Dirs {
     pub scratch: PathBuf,
 }
 
+/// The directories of one test, in memory where possible ([`test_dir`]).
 pub fn dirs() -> Dirs {
-    let root = test_dir();
+    dirs_in(test_dir())
+}
+
+/// The directories of one test on a disk-backed filesystem
+/// ([`disk_test_dir`]).
+pub fn dirs_on_disk() -> Dirs {
+    dirs_in(disk_test_dir())
+}
+
+fn dirs_in(root: tempfile::TempDir) -> Dirs {
     Dirs {
         ck: root.path().join("ck"),
         out: root.path().join("out"),
@@ -132,15 +142,16 @@ pub fn assert_refused(o: &Output, needle: &str) {
 /// result.json in `out` holds the published table, complete.
 pub fn assert_published(out: &Path) {
     let json = read_json(&out.join("result.json")).expect("result.json");
+    let published = published();
     assert_eq!(
         json_u64s(&json["depths"]),
-        PUBLISHED,
+        published,
         "wrong table in {}",
         out.display()
     );
     assert_eq!(json["complete"], true);
-    assert_eq!(json["states"], PUBLISHED.iter().sum::<u64>());
-    assert_eq!(json["diameter"], PUBLISHED.len() - 1);
+    assert_eq!(json["states"], published.iter().sum::<u64>());
+    assert_eq!(json["diameter"], published.len() - 1);
 }
 
 /// The manifest of a stopped or killed job describes a consistent prefix
@@ -151,7 +162,8 @@ pub fn assert_manifest_consistent(ck: &Path) {
     let m = read_json(&ck.join("manifest.json")).expect("manifest.json");
     let levels = m["levels"].as_array().expect("levels");
     let counts: Vec<u64> = levels.iter().map(|l| l["count"].as_u64().unwrap()).collect();
-    assert_eq!(counts, PUBLISHED[..counts.len()], "recorded levels");
+    let published = published();
+    assert_eq!(counts, published[..counts.len()], "recorded levels");
     // Levels kept for good: all of them, every K-th, or (last2) none.
     let kept = |depth: usize| match &m["keep_levels"] {
         serde_json::Value::String(s) => s == "all",
@@ -175,7 +187,7 @@ pub fn assert_manifest_consistent(ck: &Path) {
         }
     }
     if m["finished"] == true {
-        assert_eq!(counts, PUBLISHED);
+        assert_eq!(counts, published);
     } else if let Some(running) = m["running"].as_object() {
         let next = running["from_level"].as_u64().unwrap() as usize + 1;
         assert_eq!(next, levels.len());

@@ -9,8 +9,11 @@ pub mod cube;
 pub mod engine;
 pub mod netns;
 pub mod procs;
+pub mod published;
 pub mod sshfs;
 pub mod symmetry;
+
+pub use published::published_table;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -192,62 +195,66 @@ pub fn cayley_bin() -> PathBuf {
 }
 
 /// A binary of this workspace (`cayley`, `cayley-worker`) as the sources
-/// stand now. The test executables sit next to the binaries they run, but
-/// `cargo test -p cayley-tests` does not build other packages' binaries, so
-/// the first call builds them (a no-op when they are current, as after
-/// `cargo test --workspace`): the tests never run stale binaries.
+/// stand now, from the profile directory the test executables sit in.
+/// `cargo test --workspace` builds both before any test runs (the
+/// coordinator's and the worker's own integration tests need them);
+/// `cargo test -p cayley-tests` alone does not, and a binary older than a
+/// source file it is built from is refused rather than run stale, with the
+/// command that builds it. No nested `cargo build`: run inside a test it
+/// waited on the outer cargo's build lock and rebuilt with another
+/// environment.
 pub fn binary(name: &str) -> PathBuf {
-    static BUILT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     let exe = std::env::current_exe().expect("test executable path");
     let dir = exe
         .parent()
         .and_then(|deps| deps.parent())
-        .expect("target profile directory")
-        .to_path_buf();
-    let built = BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
-        let mut build = Command::new(cargo);
-        build
-            .current_dir(workspace)
-            .args(["build", "--quiet", "-p", "cayley-coordinator", "-p", "cayley-worker"]);
-        // `cargo test` gives each test executable the variables of its own crate and target
-        // (CARGO_PKG_NAME, CARGO_CRATE_NAME, OUT_DIR, ...). Build scripts that rerun when such
-        // a variable changes would then rebuild the dependency tree once per test file (two
-        // minutes each here), so the nested build gets the environment of a plain `cargo build`.
-        for (key, _) in std::env::vars_os() {
-            let key = key.to_string_lossy().into_owned();
-            if is_per_crate_cargo_variable(&key) {
-                build.env_remove(key);
-            }
-        }
-        if dir.file_name().is_some_and(|n| n == "release") {
-            build.arg("--release");
-        }
-        match build.status() {
-            Ok(s) if s.success() => Ok(()),
-            other => Err(format!("building the binaries failed: {:?}", other)),
-        }
-    });
-    if let Err(e) = built {
-        panic!("{}", e);
-    }
+        .expect("target profile directory");
     let bin = dir.join(format!("{}{}", name, std::env::consts::EXE_SUFFIX));
-    assert!(bin.exists(), "{} is missing after the build", bin.display());
+    let release = if dir.file_name().is_some_and(|n| n == "release") {
+        " --release"
+    } else {
+        ""
+    };
+    let build = format!(
+        "cargo build{} -p cayley-coordinator -p cayley-worker (or run cargo test --workspace{})",
+        release, release
+    );
+    let built = std::fs::metadata(&bin)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| panic!("{} is missing: {}", bin.display(), build));
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
+    if let Some(newer) = newest_source(workspace).filter(|(t, _)| *t > built) {
+        panic!("{} is older than {}: {}", bin.display(), newer.1.display(), build);
+    }
     bin
 }
 
-/// Whether `key` is one of the variables cargo sets for the crate it is building or
-/// testing, as opposed to configuration a user set for every build.
-fn is_per_crate_cargo_variable(key: &str) -> bool {
-    const PREFIXES: [&str; 4] = ["CARGO_PKG_", "CARGO_CRATE_", "CARGO_MANIFEST_", "CARGO_BIN_"];
-    const EXACT: [&str; 4] = [
-        "CARGO_PRIMARY_PACKAGE",
-        "CARGO_TARGET_TMPDIR",
-        "CARGO_RUSTC_CURRENT_DIR",
-        "OUT_DIR",
-    ];
-    PREFIXES.iter().any(|p| key.starts_with(p)) || EXACT.contains(&key)
+/// The most recently modified file the binaries are built from: the
+/// sources of the four packages they consist of, their build script and
+/// the protocol definition (not their tests, which leave the binaries as
+/// they are).
+fn newest_source(workspace: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
+    fn walk(path: &Path, newest: &mut Option<(std::time::SystemTime, PathBuf)>) {
+        let Ok(meta) = std::fs::metadata(path) else {
+            return;
+        };
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+                walk(&entry.path(), newest);
+            }
+        } else if let Ok(t) = meta.modified() {
+            if newest.as_ref().is_none_or(|(n, _)| t > *n) {
+                *newest = Some((t, path.to_path_buf()));
+            }
+        }
+    }
+    let mut newest = None;
+    for package in ["coordinator", "worker", "shared", "proto"] {
+        walk(&workspace.join(package).join("src"), &mut newest);
+    }
+    walk(&workspace.join("proto").join("build.rs"), &mut newest);
+    walk(&workspace.join("proto").join("cayley.proto"), &mut newest);
+    newest
 }
 
 /// A fresh directory for one end-to-end test. On Linux it lives in
@@ -266,6 +273,42 @@ pub fn test_dir() -> tempfile::TempDir {
         .prefix("cayley-test-")
         .tempdir()
         .expect("temp dir")
+}
+
+/// A fresh directory on a disk-backed filesystem, for the tests that must
+/// also run where fsync and rename reach a disk (not tmpfs, where
+/// [`test_dir`] puts them): the system's temporary directory, or else the
+/// target directory the test executable sits in. Panics when neither is
+/// on a disk, naming both.
+pub fn disk_test_dir() -> tempfile::TempDir {
+    let exe = std::env::current_exe().expect("test executable path");
+    let target = exe.parent().expect("deps directory").to_path_buf();
+    let candidates = [std::env::temp_dir(), target];
+    for dir in &candidates {
+        if !is_tmpfs(dir) {
+            if let Ok(made) = tempfile::Builder::new().prefix("cayley-disk-test-").tempdir_in(dir) {
+                return made;
+            }
+        }
+    }
+    panic!(
+        "no disk-backed directory for the test: {:?} are tmpfs or not writable",
+        candidates
+    );
+}
+
+/// Whether `dir` is on a tmpfs (memory, no disk under it).
+fn is_tmpfs(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    const TMPFS_MAGIC: libc::c_long = 0x0102_1994;
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return true;
+    };
+    let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is a NUL-terminated string and `stat` a statfs the
+    // call fills; nothing is kept past it.
+    let status = unsafe { libc::statfs(path.as_ptr(), &mut stat) };
+    status != 0 || stat.f_type as libc::c_long == TMPFS_MAGIC
 }
 
 /// Runs `cayley args…` with extra environment variables and waits for it.
@@ -335,19 +378,6 @@ pub fn run_complete(out: &Path, spec: &str, extra: &[&str]) -> serde_json::Value
     json
 }
 
-/// The table `name` of the reference file `tests/data/FILE` (lines
-/// `name,c0 c1 c2 …`; `#` lines give the sources).
-pub fn published_table(file: &str, name: &str) -> Vec<u64> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data").join(file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {}", path.display(), e));
-    let line = text
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(','))
-        .unwrap_or_else(|| panic!("no table {} in {}", name, path.display()));
-    line.split_whitespace().map(|c| c.parse().expect("a count")).collect()
-}
-
 /// A JSON array of numbers as `u64`s.
 pub fn json_u64s(value: &serde_json::Value) -> Vec<u64> {
     value
@@ -361,6 +391,14 @@ pub fn json_u64s(value: &serde_json::Value) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dev_shm_is_tmpfs_and_the_disk_dir_is_not() {
+        if Path::new("/dev/shm").is_dir() {
+            assert!(is_tmpfs(Path::new("/dev/shm")));
+        }
+        assert!(!is_tmpfs(disk_test_dir().path()));
+    }
 
     #[test]
     fn reference_bfs_counts_a_cyclic_group() {

@@ -5,6 +5,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+/// Kept under its old path for callers not yet moved to [`crate::published`].
+pub use crate::published::published_loopover_mtm;
+
 /// The image list of the board symmetry `name` of an `rows × cols` board
 /// (the names `cayley` reports: shift-right, shift-down, mirror-left-right,
 /// mirror-top-bottom, transpose).
@@ -118,17 +121,4 @@ pub fn classes_by_depth(generators: &[Vec<u8>], group: &[Vec<u8>]) -> (Vec<u64>,
         frontier = next;
     }
     (states, classes)
-}
-
-/// The published Loopover MTM table of `board` (`2x5`), from
-/// tests/data/loopover-mtm.csv.
-pub fn published_loopover_mtm(board: &str) -> Vec<u64> {
-    include_str!("../data/loopover-mtm.csv")
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .find_map(|l| l.strip_prefix(&format!("{},", board)))
-        .unwrap_or_else(|| panic!("no published table for {}", board))
-        .split_whitespace()
-        .map(|c| c.parse().expect("a count"))
-        .collect()
 }

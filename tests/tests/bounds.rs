@@ -1,5 +1,5 @@
-//! The counting lower bound against seed 002 (§4.3, Tables 2 and 5, in
-//! tests/data/published.md).
+//! The counting lower bound against the published counts and bounds
+//! (tests/data/published.md, "Counting lower bounds").
 
 use cayley_shared::puzzle::group::bignat::BigNat;
 use cayley_shared::puzzle::perm::Perm;
@@ -35,7 +35,7 @@ const WEAKER_IN_TABLE_5: [(usize, usize); 12] = [
     (8, 3),
 ];
 
-/// Loopover states by seed 002 Thm 5.2.3: S_RC, or A_RC when R and C are odd.
+/// Loopover states (tests/data/published.md): S_RC, or A_RC when R and C are odd.
 fn loopover_states(rows: usize, cols: usize) -> BigNat {
     // (RC)!/2 = 3·4·…·RC.
     let first = if rows % 2 == 1 && cols % 2 == 1 { 3 } else { 2 };

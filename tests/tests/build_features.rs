@@ -1,4 +1,4 @@
-//! Issue 22: the README's set-up (`cargo build --release -p
+//! The README's set-up (`cargo build --release -p
 //! cayley-coordinator -p cayley-worker`) and its test command (`cargo test
 //! --workspace --release`) must build every dependency with the same
 //! features. Cargo compiles a dependency once per set of features, with

@@ -1,4 +1,4 @@
-//! Checkpoints fed damaged files and a full disk (issue 4): the damage is
+//! Checkpoints fed damaged files and a full disk (docs/ARCHITECTURE.md, "Crash model"): the damage is
 //! named, what can be recomputed is, and nothing computed is lost.
 //!
 //! Every table is compared with Loopover 2×5 MTM from

@@ -1,16 +1,13 @@
 //! The cluster path with real processes on 127.0.0.1: `cayley serve` plus
-//! `cayley-worker`s. Tables are checked against tests/data/published.md
+//! `cayley-worker`s. Tables are checked against tests/data/loopover-mtm.csv
 //! or the independent hash-set BFS of `cayley_tests`.
 
 use cayley_tests::cube::{cube_sticker_generators, cube_tws};
 use cayley_tests::procs::{pause, signal, start_worker, wait_until, worker_output, Coordinator};
+use cayley_tests::published::published_loopover_mtm;
 use cayley_tests::{loopover_generators, reference_bfs, reference_tracked_bfs};
 use std::time::Duration;
 
-const LOOPOVER_2X5: [u64; 13] = [
-    1, 13, 106, 790, 4845, 25771, 121338, 472506, 1251350, 1484825, 258645, 8295, 315,
-];
-const LOOPOVER_3X3: [u64; 9] = [1, 12, 96, 736, 5208, 28674, 89497, 54741, 2475];
 const TOKEN: &str = "test-token-1234";
 const LONG: Duration = Duration::from_secs(240);
 
@@ -34,13 +31,13 @@ fn one_two_and_four_workers_give_the_published_tables() {
         assert_eq!(
             // Reduced by the board's 20 symmetries: 26 classes of keys.
             run_with_workers("loopover:2x5", workers, &[]),
-            LOOPOVER_2X5,
+            published_loopover_mtm("2x5"),
             "{} workers",
             workers
         );
         assert_eq!(
             run_with_workers("loopover:3x3", workers, &["--no-symmetry", "--shard-pieces", "2"]),
-            LOOPOVER_3X3,
+            published_loopover_mtm("3x3"),
             "{} workers",
             workers
         );
@@ -62,7 +59,7 @@ fn a_worker_killed_mid_level_does_not_change_the_table() {
     let _ = victim.wait();
     let (ok, err) = worker_output(survivor, LONG);
     assert!(ok, "surviving worker failed: {}", err);
-    assert_eq!(coordinator.finish(LONG), LOOPOVER_2X5);
+    assert_eq!(coordinator.finish(LONG), published_loopover_mtm("2x5"));
 }
 
 #[test]
@@ -76,7 +73,7 @@ fn a_worker_with_a_wrong_token_is_refused_and_the_others_finish() {
     let honest = start_worker(&coordinator.url, TOKEN, dir.path(), 2);
     let (ok, err) = worker_output(honest, LONG);
     assert!(ok, "{}", err);
-    assert_eq!(coordinator.finish(LONG), LOOPOVER_3X3);
+    assert_eq!(coordinator.finish(LONG), published_loopover_mtm("3x3"));
 }
 
 #[test]
@@ -114,7 +111,7 @@ fn a_worker_joining_after_level_3_gets_tasks() {
             .unwrap_or(0)
     };
     assert!(tasks(&late_err) > 0, "the late worker computed no task: {}", late_err);
-    assert_eq!(coordinator.finish(LONG), LOOPOVER_2X5);
+    assert_eq!(coordinator.finish(LONG), published_loopover_mtm("2x5"));
 }
 
 #[test]
@@ -140,7 +137,7 @@ fn status_reports_workers_and_progress() {
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("missing or wrong cluster token"));
     let (ok, err) = worker_output(worker, LONG);
     assert!(ok, "{}", err);
-    assert_eq!(coordinator.finish(LONG), LOOPOVER_2X5);
+    assert_eq!(coordinator.finish(LONG), published_loopover_mtm("2x5"));
 }
 
 #[test]
@@ -201,7 +198,7 @@ fn tls_coordinator_with_a_ca_verified_worker() {
     let worker = cayley_tests::procs::start_worker_with(&coordinator.url, TOKEN, dir.path(), 2, &["--tls-ca", &ca_pem]);
     let (ok, err) = worker_output(worker, LONG);
     assert!(ok, "{}", err);
-    assert_eq!(coordinator.finish(LONG), LOOPOVER_3X3);
+    assert_eq!(coordinator.finish(LONG), published_loopover_mtm("3x3"));
 }
 
 #[test]
@@ -222,7 +219,7 @@ fn a_worker_that_cannot_read_the_checkpoint_leaves_and_the_others_finish() {
     let good = start_worker(&coordinator.url, TOKEN, dir.path(), 2);
     let (ok, err) = worker_output(good, LONG);
     assert!(ok, "{}", err);
-    assert_eq!(coordinator.finish(LONG), LOOPOVER_3X3);
+    assert_eq!(coordinator.finish(LONG), published_loopover_mtm("3x3"));
 }
 
 #[test]

@@ -1,8 +1,8 @@
-//! No work is lost when `cayley run` ends without results (issue 11): the
+//! No work is lost when `cayley run` ends without results (README.md, "Checkpoints and resume"): the
 //! checkpoint, a temporary one included, is kept and the command that
 //! continues it printed; running that command finishes the job, into the
 //! run's result folder. A result folder that cannot be written is refused
-//! before anything is computed (issue 22). The table
+//! before anything is computed. The table
 //! is Loopover 2×5 MTM from tests/data/loopover-mtm.csv. A resumed job keeps
 //! the memory budget it was started with. A disk too small for the planned
 //! checkpoint is refused before anything is made, unless the user says to
@@ -15,7 +15,7 @@ use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_shared::search::resources::requirements;
-use cayley_tests::symmetry::published_loopover_mtm;
+use cayley_tests::published::published_loopover_mtm;
 use cayley_tests::{cayley, cayley_env, json_u64s, read_json, stderr_text, test_dir};
 use std::path::{Path, PathBuf};
 
@@ -222,8 +222,10 @@ fn a_disk_too_small_is_refused_with_the_numbers_unless_told_to_go_on() {
     let o = cayley_env(&going_on, &tiny);
     let err = stderr_text(&o);
     assert!(o.status.success(), "{}", err);
+    // The warning is the first line, a log line at WARN level.
+    let first = err.lines().next().unwrap_or_default();
     assert!(
-        err.starts_with("warning: 'loopover:2x5' is too large for this disk"),
+        first.contains(" WARN ") && first.contains("'loopover:2x5' is too large for this disk"),
         "{}",
         err
     );

@@ -1,11 +1,10 @@
-//! Bounded worker memory (issue 9): a worker whose budget is smaller than
+//! Bounded worker memory (docs/ARCHITECTURE.md, "Out-of-core workers"): a worker whose budget is smaller than
 //! one level still computes the whole table, reads what does not fit again
 //! from the checkpoint, and its peak resident memory, as the kernel
 //! measures it, stays within the budget plus a fixed allowance.
 //!
 //! The table is checked against facts independent of this program: Loopover
-//! 2×6 has 12! states and diameter 14 (seed paper 002, Table 4; see
-//! tests/data/published.md).
+//! 2×6 has 12! states and diameter 14 (tests/data/published.md).
 
 use cayley_tests::procs::{run_worker_within, Coordinator};
 use std::time::Duration;
@@ -32,7 +31,7 @@ fn a_worker_smaller_than_a_level_finishes_within_its_budget() {
     let out = coordinator.out.clone();
     let depths = coordinator.finish(LONG);
     assert_eq!(depths.iter().sum::<u64>(), STATES_2X6);
-    assert_eq!(depths.len() - 1, 14, "seed 002, Table 4: diameter 14");
+    assert_eq!(depths.len() - 1, 14, "tests/data/published.md: diameter 14");
     // What did not fit was read again: every dense level misses the cache.
     let result: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
     let io = result["level_io"].as_array().unwrap();

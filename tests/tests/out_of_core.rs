@@ -1,4 +1,4 @@
-//! Out of core beyond the Loopover (issues 9 and 13): a budget of a few
+//! Out of core beyond the Loopover (docs/ARCHITECTURE.md, "Out-of-core workers"): a budget of a few
 //! shards, far below one level, still gives the published tables, for a
 //! guarded puzzle served to a separate worker process and for a coded
 //! (oriented) puzzle in `cayley run`; what did not fit is read back from

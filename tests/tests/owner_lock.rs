@@ -1,11 +1,11 @@
-//! One owner per checkpoint directory (issue 11): `run`, `resume` and
+//! One owner per checkpoint directory (README.md, "Checkpoints and resume"): `run`, `resume` and
 //! `serve` hold a kernel lock on it for their whole life. A second owner is
 //! refused at once, naming the first, and changes nothing; a killed owner
 //! leaves no lock behind. Tables are Loopover 2×5 MTM from
 //! tests/data/loopover-mtm.csv.
 
 use cayley_tests::procs::{pause, signal, Coordinator};
-use cayley_tests::symmetry::published_loopover_mtm;
+use cayley_tests::published::published_loopover_mtm;
 use cayley_tests::{cayley, cayley_env, json_u64s, read_json, spawn_cayley, stderr_text, test_dir, wait_for};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output};

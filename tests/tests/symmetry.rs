@@ -1,10 +1,11 @@
-//! Symmetry reduction end to end (issue 10): `cayley run` reduces Loopover
+//! Symmetry reduction end to end (docs/ARCHITECTURE.md, "Symmetry reduction"): `cayley run` reduces Loopover
 //! and the other families with symmetries by default, and its tables are
 //! the published ones (tests/data/loopover-mtm.csv) or those of the plain
 //! hash-set BFS; its class counts are Burnside's, computed from centraliser
 //! sizes, and per depth those of a brute-force BFS over every state.
 
-use cayley_tests::symmetry::{burnside_classes, classes_by_depth, closure, loopover_symmetry, published_loopover_mtm};
+use cayley_tests::published::published_loopover_mtm;
+use cayley_tests::symmetry::{burnside_classes, classes_by_depth, closure, loopover_symmetry};
 use cayley_tests::{
     cayley, cube_adjacency, grid_adjacency, json_u64s, loopover_generators, reference_bfs, reference_blank_bfs,
     run_complete, stderr_text, test_dir,
@@ -73,7 +74,7 @@ fn class_counts_are_those_of_a_brute_force_search() {
 
 #[test]
 fn class_totals_follow_burnside_and_states_sum_to_the_group_order() {
-    // 3×4: 12! states; 3×3: the even permutations (seed 002, Thm 5.2.3).
+    // 3×4: 12! states; 3×3: the even permutations (tests/data/published.md).
     for (r, c, alternating) in [(3, 4, false), (3, 3, true), (2, 5, false)] {
         let json = run(&format!("loopover:{}x{}", r, c), &[]);
         let order: u128 = (1..=(r * c) as u128).product::<u128>() / if alternating { 2 } else { 1 };
@@ -132,7 +133,7 @@ fn antipodes_of_a_reduced_run_name_their_class() {
 fn a_perm_file_may_declare_symmetries_and_a_false_one_is_refused() {
     let dir = test_dir();
     let good = dir.path().join("a5.txt");
-    // A5 from (1 2 3) and (3 4 5) (seed 000, §5); (1 5)(2 4) swaps the two
+    // A5 from (1 2 3) and (3 4 5) (tests/data/published.md); (1 5)(2 4) swaps the two
     // generators' roles, up to inverses.
     std::fs::write(&good, "a: (1,2,3)\nb: (3,4,5)\nsymmetry flip: (1,5)(2,4)\n").unwrap();
     let spec = format!("perm:{}", good.display());

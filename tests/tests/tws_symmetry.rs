@@ -1,4 +1,4 @@
-//! Symmetries declared in `.tws` files (issue 10), end to end: the corner
+//! Symmetries declared in `.tws` files (docs/ARCHITECTURE.md, "Symmetry reduction"), end to end: the corner
 //! positions of the 2×2×2 cube under U, R, F, whose symmetries are the
 //! motions of the cube that fix the URF corner (a third of a turn about the
 //! URF–DBL diagonal, and mirror images through planes holding it). Tables

@@ -347,8 +347,8 @@ async fn run_task(session: &Session, runner: &Arc<Mutex<TaskRunner>>, task: Task
     let progress = {
         let (units, found) = (units.clone(), found.clone());
         move || TaskProgress {
-            blocks_done: units.load(Ordering::Relaxed),
-            blocks_total: units_total,
+            units_done: units.load(Ordering::Relaxed),
+            units_total,
             states_found: found.load(Ordering::Relaxed),
         }
     };

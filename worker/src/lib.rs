@@ -8,10 +8,12 @@
 //! - [`client`]: registers with a coordinator, leases tasks, streams
 //!   progress and results.
 //! - [`args`]: command-line errors as one `error:` line (both binaries).
+//! - [`logging`]: the log subscriber (both binaries, `RUST_LOG`).
 
 pub mod args;
 pub mod cache;
 pub mod client;
+pub mod logging;
 pub mod runner;
 pub mod slab;
 

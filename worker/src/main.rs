@@ -22,10 +22,6 @@ struct Args {
     /// checkpoint, so any budget above one task's working set works (`cayley info` says how much).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     memory: Option<u64>,
-    /// No longer used (shards are held in memory within --memory); accepted so that
-    /// existing scripts keep working.
-    #[arg(long, value_name = "DIR", hide = true)]
-    scratch: Option<PathBuf>,
     /// Cluster token (or set CAYLEY_TOKEN).
     #[arg(long, env = "CAYLEY_TOKEN", hide_env_values = true)]
     token: Option<String>,
@@ -50,21 +46,15 @@ struct Args {
 
 #[tokio::main]
 async fn main() {
-    use std::io::IsTerminal;
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        // Colour codes only for a terminal: logs go to files and journals.
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
     let args: Args = cayley_worker::args::parse_args();
+    if let Err(e) = cayley_worker::logging::init("info") {
+        eprintln!("error: {:#}", e);
+        std::process::exit(1);
+    }
     let name = args.name.unwrap_or_else(|| {
         let host = std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "worker".into());
         format!("{}-{}", host.trim(), std::process::id())
     });
-    if args.scratch.is_some() {
-        tracing::warn!("--scratch is no longer used: shards are held in memory within --memory");
-    }
     let memory = args.memory.unwrap_or_else(|| default_budget(1));
     let config = WorkerConfig {
         coordinator: args.coordinator,

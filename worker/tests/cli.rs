@@ -1,6 +1,16 @@
 //! The `cayley-worker` command as an operator runs it.
 
+use std::collections::BTreeSet;
 use std::process::Command;
+
+/// The `--flags` of `text`, without `--help` and `--version`.
+fn flags(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| w.starts_with("--") && w.len() > 2)
+        .filter(|w| !["--help", "--version"].contains(w))
+        .map(str::to_string)
+        .collect()
+}
 
 #[test]
 fn help_documents_every_flag() {
@@ -9,17 +19,40 @@ fn help_documents_every_flag() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
+    // The README's synopsis of the worker (README.md, "Using it"): the
+    // `cayley-worker` line and its continuation lines.
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let synopsis: String = readme
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("cayley-worker --coordinator"))
+        .take_while(|l| l.trim_start().starts_with("cayley-worker") || l.trim_start().starts_with('['))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let documented = flags(&synopsis);
+    // Every option the binary takes, in --help and in the README, and
+    // nothing either mentions that the binary does not take.
     for flag in [
         "--coordinator",
         "--memory",
         "--token",
         "--threads",
+        "--name",
         "--checkpoint-dir",
         "--tls-ca",
         "--patience",
     ] {
         assert!(text.contains(flag), "{} missing from --help", flag);
     }
+    // Options: the first flag of each line of --help that starts with one
+    // (descriptions mention others, such as `serve --resume`).
+    let options: String = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with('-'))
+        .filter_map(|l| l.split_whitespace().find(|w| w.starts_with("--")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(flags(&options), documented, "--help against README.md");
+    assert_eq!(documented.len(), 8, "{:?}", documented);
     assert!(text.contains("shared filesystem"), "{}", text);
 }
 

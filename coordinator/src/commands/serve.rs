@@ -60,7 +60,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .await
             .map_err(|e| anyhow::anyhow!("cannot listen on {}: {}", args.listen, e))?;
         let tls = args.tls_cert.clone().zip(args.tls_key.clone());
-        eprintln!(
+        tracing::info!(
             "serving {} ({}) on {}://{}; checkpoint {}",
             job.puzzle.spec,
             job.puzzle.metric,

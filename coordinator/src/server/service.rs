@@ -205,9 +205,9 @@ fn status_of(s: &JobState, lease_secs: u32) -> StatusReply {
     let space = &s.job.space;
     let running = s.manifest.running.as_ref();
     let tasks_done = s.chunks_done();
-    let (blocks_done, level_states) = s.level_progress();
+    let (units_done, level_states) = s.level_progress();
     let level_secs = running.map_or(0.0, |r| r.seconds_before) + s.level_elapsed();
-    let fraction = blocks_done as f64 / (space.units_per_shard() * space.shards()).max(1) as f64;
+    let fraction = units_done as f64 / (space.units_per_shard() * space.shards()).max(1) as f64;
     let eta = if fraction > 0.0 {
         level_secs * (1.0 - fraction) / fraction
     } else {
@@ -235,7 +235,7 @@ fn status_of(s: &JobState, lease_secs: u32) -> StatusReply {
                     0.0
                 },
                 busy: w.busy,
-                idle_secs: w.last_seen.elapsed().as_secs_f64(),
+                idle_secs: s.clock.since(w.last_seen).as_secs_f64(),
                 memory_budget: w.memory_budget,
                 lost: s.is_lost(id),
             })

@@ -33,11 +33,11 @@ pub enum Phase {
 
 /// Progress notifications for a display.
 pub trait Reporter: Send {
-    fn level_started(&mut self, _depth: u32, _tasks: u64, _blocks: u64) {}
-    fn progress(&mut self, _blocks_done: u64, _states: u64) {}
+    fn level_started(&mut self, _depth: u32, _tasks: u64, _units: u64) {}
+    fn progress(&mut self, _units_done: u64, _states: u64) {}
     fn level_finished(&mut self, _depth: u32, _count: u64, _seconds: f64, _io: &IoTotals) {}
     fn warn(&mut self, message: &str) {
-        eprintln!("warning: {}", message);
+        tracing::warn!("{}", message);
     }
 }
 
@@ -69,6 +69,8 @@ pub struct JobState {
     /// Text of the puzzle's definition file, sent to workers.
     pub puzzle_file: Option<String>,
     pub(super) lease_duration: Duration,
+    /// Time of leases and worker liveness (a manual clock in tests).
+    pub(super) clock: Clock,
     /// Whether idle workers get backup copies of straggling tasks.
     pub backups: bool,
     pub lease_stats: LeaseStats,
@@ -134,6 +136,7 @@ impl JobState {
             workers: BTreeMap::new(),
             started: Instant::now(),
             lease_duration,
+            clock: Clock::system(),
             backups: true,
             lease_stats: LeaseStats::default(),
             pending: BTreeSet::new(),
@@ -305,7 +308,7 @@ impl JobState {
                 tasks_done: 0,
                 evaluations: 0,
                 busy_secs: 0.0,
-                last_seen: Instant::now(),
+                last_seen: self.clock.now(),
                 busy: false,
                 lost: false,
                 told_over: false,
@@ -345,8 +348,10 @@ fn over(finished: bool, reason: &str) -> lease_reply::Reply {
     })
 }
 
+mod clock;
 pub mod completion;
 pub mod leases;
+pub use clock::Clock;
 pub use completion::Verdict;
 use leases::{Lease, LeaseStats};
 

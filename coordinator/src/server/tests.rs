@@ -1,7 +1,7 @@
 //! Unit tests of the coordinator's state machine and service, without a network.
 
 use super::service::CoordinatorService;
-use super::state::{JobState, Phase, Reporter, Verdict};
+use super::state::{Clock, JobState, Phase, Reporter, Verdict};
 use crate::manifest::Manifest;
 use cayley_proto::coordinator_server::Coordinator;
 use cayley_proto::{lease_reply, RegisterRequest, TaskDone, TaskProgress, PROTOCOL_VERSION};
@@ -65,12 +65,19 @@ fn results_without_a_matching_file_or_lease_are_rejected() {
 #[test]
 fn expired_and_abandoned_leases_are_reissued() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = state(dir.path(), Duration::from_millis(50));
+    let mut s = state(dir.path(), Duration::from_secs(30));
+    let (clock, hands) = Clock::manual();
+    s.clock = clock;
     let a = s.register("a".into(), 1, 0);
     let first = task(s.lease(a));
-    std::thread::sleep(Duration::from_millis(80));
+    // Not yet expired a moment before the deadline.
+    hands.advance(Duration::from_millis(29_999));
+    s.expire_leases();
+    assert_eq!(s.lease_stats.expired, 0);
+    hands.advance(Duration::from_millis(2));
     // The lease expired: the task is pending again and handed out anew.
     let again = task(s.lease(a));
+    assert_eq!(s.lease_stats.expired, 1);
     assert_eq!((again.from_level, again.chunk), (first.from_level, first.chunk));
     assert_ne!(again.lease_id, first.lease_id);
     // A dropped stream releases the task at once.

@@ -39,7 +39,7 @@ use std::fmt;
 #[serde(rename_all = "lowercase")]
 pub enum Metric {
     /// Multi-tile metric: shifting one line by any amount is one move (the
-    /// seed paper's "manipulation").
+    /// "manipulation" of the Loopover source in tests/data/published.md).
     #[default]
     Mtm,
     /// Single-tile metric: shifting one line by one cell either way is one move.

@@ -1,4 +1,4 @@
-//! Sliding puzzles (the 15-puzzle family, seed 001): tiles on a board with
+//! Sliding puzzles (the 15-puzzle family, tests/data/published.md): tiles on a board with
 //! one empty cell; a move slides a tile next to the blank into it.
 //!
 //! The blank is piece 0, so it is the one guarded piece the engine ranks
@@ -24,7 +24,7 @@ pub(super) struct Slide {
 /// the *tile* travels (`U`, `D`, `L`, `R`; the blank goes the other way):
 /// from any position at most one tile can move in each direction, so a
 /// printed word such as `R D L` replays unambiguously from its state.
-/// Reachable states: `(R·C)!/2` (seed 001: the permutation's parity always
+/// Reachable states: `(R·C)!/2` (tests/data/published.md: the permutation's parity always
 /// equals the parity of the blank's taxicab distance from its solved cell).
 pub fn sliding(rows: usize, cols: usize, metric: Metric) -> Puzzle {
     let n = rows * cols;

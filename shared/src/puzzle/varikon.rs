@@ -1,4 +1,4 @@
-//! The Varikon box 2×2×2 (seed 000): seven cubies and one empty cell in a
+//! The Varikon box 2×2×2 (tests/data/published.md): seven cubies and one empty cell in a
 //! 2×2×2 box; a move slides the cubie next to the empty cell into it.
 
 use super::sliding::{blank_puzzle, Slide};

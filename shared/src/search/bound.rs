@@ -1,4 +1,5 @@
-//! The counting lower bound on the diameter (seed paper 002, §4.3).
+//! The counting lower bound on the diameter (the published bounds are in
+//! tests/data/published.md, "Counting lower bounds").
 //!
 //! Every state has a shortest word; take the lexicographically smallest one
 //! (generators ordered as the puzzle lists them). That word never contains
@@ -17,10 +18,10 @@
 //! moves with the same set of allowed successors are one class, so 8×8
 //! Loopover MTM (112 moves) needs only its 16 lines as classes.
 //!
-//! Against seed 002: for 4×4 Loopover the counts are Table 2's exactly, and
-//! Table 5 agrees for every square board and every board with both sides at
+//! Against tests/data/published.md: for 4×4 Loopover the counts are the
+//! published canonical-sequence counts exactly, and the published bounds agree for every square board and every board with both sides at
 //! least 4 (37 of its 49 entries). For 2×6, 2×7, 2×8, 3×5, 3×7, 3×8 and
-//! their transposes the table lists smaller bounds. All 49 entries are
+//! their transposes the published table lists smaller bounds. All 49 entries are
 //! reproduced by this same count when an R×C board is taken as R lines of
 //! R − 1 shifts and C lines of C − 1 shifts, whereas the real board has R
 //! rows of C − 1 shifts and C columns of R − 1 (the two agree only when

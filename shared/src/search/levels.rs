@@ -20,7 +20,7 @@
 //! last counted level from the one before. On the 4×4 Loopover from
 //! the bound alone it puts 14 levels against the real 14, each within
 //! 2.1× of the real count up to depth 11, but saturates a level early
-//! (depth 12 at 0.47 of the real; BENCHMARKS.md, issue 22); on narrow
+//! (depth 12 at 0.47 of the real; BENCHMARKS.md, "The first hour of a new user"); on narrow
 //! boards with many short relations (2×7) the middle levels come out up
 //! to 28× too large, so counted levels are worth giving.
 
@@ -97,21 +97,23 @@ mod tests {
         Job::new(parse_puzzle(spec, Metric::Mtm).unwrap(), None).unwrap()
     }
 
-    /// Loopover 2×5 MTM, published (seed 002; tests/data/loopover-mtm.csv).
-    const LOOPOVER_2X5: [u64; 13] = [
-        1, 13, 106, 790, 4845, 25771, 121338, 472506, 1251350, 1484825, 258645, 8295, 315,
-    ];
     const STATES_2X5: f64 = 3_628_800.0;
 
+    /// Loopover 2×5 MTM, published: tests/data/loopover-mtm.csv.
+    fn published() -> Vec<u64> {
+        cayley_tests::published::published_loopover_mtm("2x5")
+    }
+
     fn within(model: &[f64], depths: std::ops::Range<usize>, low: f64, high: f64) {
+        let published = published();
         for d in depths {
-            let ratio = model[d] / LOOPOVER_2X5[d] as f64;
+            let ratio = model[d] / published[d] as f64;
             assert!(
                 ratio >= low && ratio <= high,
                 "depth {}: {} vs {}",
                 d,
                 model[d],
-                LOOPOVER_2X5[d]
+                published[d]
             );
         }
     }
@@ -134,15 +136,16 @@ mod tests {
     #[test]
     fn counted_levels_are_kept_and_the_rest_continue_them() {
         let job = job("loopover:2x5");
-        let levels = modelled_levels(&job, &LOOPOVER_2X5[..8]).unwrap();
+        let published = published();
+        let levels = modelled_levels(&job, &published[..8]).unwrap();
         within(&levels, 0..8, 1.0, 1.0);
         assert!((levels.iter().sum::<f64>() - STATES_2X5).abs() < 1.0, "{:?}", levels);
         // Continued with the branching that explains depth 7, the three
         // widest levels come within a factor of 2.
         within(&levels, 8..11, 0.5, 2.0);
         // A complete table stays as it is.
-        let whole = modelled_levels(&job, &LOOPOVER_2X5).unwrap();
-        assert_eq!(whole, LOOPOVER_2X5.map(|c| c as f64).to_vec());
+        let whole = modelled_levels(&job, &published).unwrap();
+        assert_eq!(whole, published.iter().map(|&c| c as f64).collect::<Vec<_>>());
     }
 
     #[test]

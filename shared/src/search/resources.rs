@@ -23,6 +23,8 @@ use crate::units::human_bytes;
 use serde::Serialize;
 use std::path::Path;
 
+mod cgroup;
+
 /// Share of the available memory a worker takes when no budget is given.
 pub const DEFAULT_MEMORY_SHARE: f64 = 0.6;
 
@@ -196,25 +198,7 @@ pub fn available_memory() -> Option<u64> {
         Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
     };
     let available = field("MemAvailable:").or_else(|| field("MemTotal:"))?;
-    Some(cgroup_memory_left().map_or(available, |c| c.min(available)))
-}
-
-/// Memory left under this process's cgroup limit (v2, then v1), if limited.
-fn cgroup_memory_left() -> Option<u64> {
-    let read = |p: &str| {
-        std::fs::read_to_string(p)
-            .ok()
-            .and_then(|t| t.trim().parse::<u64>().ok())
-    };
-    let (limit, used) = match read("/sys/fs/cgroup/memory.max") {
-        Some(limit) => (limit, read("/sys/fs/cgroup/memory.current").unwrap_or(0)),
-        None => (
-            read("/sys/fs/cgroup/memory/memory.limit_in_bytes")?,
-            read("/sys/fs/cgroup/memory/memory.usage_in_bytes").unwrap_or(0),
-        ),
-    };
-    // v1 reports "no limit" as a huge number.
-    (limit < 1 << 60).then(|| limit.saturating_sub(used))
+    Some(cgroup::memory_left().map_or(available, |c| c.min(available)))
 }
 
 /// The default memory budget of one worker when `workers` share this machine.
@@ -262,8 +246,8 @@ pub fn check_disk(
             problem
         );
     }
-    eprintln!(
-        "warning: {}; going on (--ignore-disk-check): if the disk fills up the job stops cleanly, and `cayley resume` continues it once there is room",
+    tracing::warn!(
+        "{}; going on (--ignore-disk-check): if the disk fills up the job stops cleanly, and `cayley resume` continues it once there is room",
         problem
     );
     Ok(())

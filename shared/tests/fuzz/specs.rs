@@ -130,20 +130,34 @@ proptest! {
 
 #[test]
 fn specs_at_the_size_limits() {
-    // The largest puzzles a spec can name, and one past them.
+    // The largest puzzles a spec can name parse; one past them is refused
+    // with the family's limit (perm.rs MAX_POINTS and MAX_RANKED_POINTS).
     for spec in [
         "loopover:16x16",
-        "loopover:16x17",
         "loopover:2x128",
         "sliding:4x5",
-        "sliding:2x11",
         "turnstyle:21",
-        "turnstyle:22",
         "turnstyle-cayley:256",
-        "turnstyle-cayley:257",
         "loopover:16x16 --track 1-256",
         "loopover:16x16 --no-symmetry --track 256",
     ] {
         check_spec(spec, Metric::Mtm);
+        assert!(
+            parse_puzzle_with_file(spec, Metric::Mtm, None).is_ok(),
+            "{:?} refused",
+            spec
+        );
+    }
+    for (spec, limit) in [
+        ("loopover:16x17", "at most 256"),
+        ("sliding:2x11", "at most 20"),
+        ("turnstyle:22", "from 4 to 21"),
+        ("turnstyle-cayley:257", "from 4 to 256"),
+    ] {
+        check_spec(spec, Metric::Mtm);
+        match parse_puzzle_with_file(spec, Metric::Mtm, None) {
+            Ok(_) => panic!("{:?} parsed beyond the limit", spec),
+            Err(e) => assert!(e.to_string().contains(limit), "{:?}: {}", spec, e),
+        }
     }
 }

@@ -1,5 +1,5 @@
-//! Workers that outlive their coordinator (issue 21) and a cluster that
-//! says what is wrong (issue 22, item 4): real `cayley serve` and
+//! Workers that outlive their coordinator (README.md, "When things fail") and a cluster that
+//! says what is wrong: real `cayley serve` and
 //! `cayley-worker` processes on 127.0.0.1. Tables are compared with
 //! tests/data/loopover-mtm.csv.
 

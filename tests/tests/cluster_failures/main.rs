@@ -1,9 +1,9 @@
-//! A cluster that survives its own failures (issue 21): one test binary
+//! A cluster that survives its own failures (README.md, "When things fail"): one test binary
 //! (one link) for the tests that kill, cut off and restart real
 //! coordinator and worker processes.
 //!
 //! - `coordinator_restart`: workers outlive their coordinator; what a
-//!   worker and `status` say when something is missing (issue 22).
+//!   worker and `status` say when something is missing.
 //! - `partitions`: links cut and healed in network namespaces (root).
 //! - `chaos`: seeded random kills of coordinator and workers.
 //! - `network_fs`: the checkpoint through sshfs (root, sshd, sshfs).

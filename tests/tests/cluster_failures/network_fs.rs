@@ -1,4 +1,4 @@
-//! The checkpoint on a network filesystem (issue 21): the coordinator
+//! The checkpoint on a network filesystem (README.md, "When things fail"): the coordinator
 //! writes to a directory that an sshd of the test's own exports on
 //! 127.0.0.1, and the workers see it only through an sshfs mount of it
 //! (`--checkpoint-dir`), as cluster nodes see NFS. One worker is SIGKILLed

@@ -1,4 +1,4 @@
-//! Partitions (issue 21): the coordinator and the workers run in network
+//! Partitions (README.md, "When things fail"): the coordinator and the workers run in network
 //! namespaces this test makes (`tests/src/netns.rs`), and a worker's link
 //! is cut and healed mid-task and mid-report. Tables are compared with
 //! tests/data/loopover-mtm.csv.

@@ -51,7 +51,7 @@ impl JobState {
     pub fn touch(&mut self, worker: u64) -> bool {
         match self.workers.get_mut(&worker) {
             Some(w) => {
-                w.last_seen = Instant::now();
+                w.last_seen = self.clock.now();
                 w.lost = false;
                 true
             }
@@ -66,7 +66,7 @@ impl JobState {
     pub fn is_lost(&self, worker: u64) -> bool {
         self.workers
             .get(&worker)
-            .is_none_or(|w| w.lost || w.last_seen.elapsed() > self.lease_duration)
+            .is_none_or(|w| w.lost || self.clock.since(w.last_seen) > self.lease_duration)
     }
 
     /// Hands out a task, asks the worker to wait, or says the job is over.
@@ -94,7 +94,7 @@ impl JobState {
         let lease_id = self.next_lease;
         self.next_lease += 1;
         self.issued.insert(lease_id, key);
-        let now = Instant::now();
+        let now = self.clock.now();
         if backup {
             self.lease_stats.backups_issued += 1;
             self.reporter.warn(&format!(
@@ -137,7 +137,7 @@ impl JobState {
         let alive: Vec<u64> = self
             .workers
             .iter()
-            .filter(|(&id, w)| id == worker || w.last_seen.elapsed() < 2 * self.lease_duration)
+            .filter(|(&id, w)| id == worker || self.clock.since(w.last_seen) < 2 * self.lease_duration)
             .map(|(&id, _)| id)
             .collect();
         let i = alive.iter().position(|&id| id == worker).unwrap_or(0) as u64;
@@ -173,9 +173,9 @@ impl JobState {
             .values()
             .filter(|l| l.key.0 == running_from && l.worker != worker && holders(l.key) == 1)
             .filter(|l| {
-                let ran = l.started.elapsed();
+                let ran = self.clock.since(l.started);
                 let p = &l.progress;
-                let left = match (p.blocks_done, p.blocks_total) {
+                let left = match (p.units_done, p.units_total) {
                     (0, _) | (_, 0) => ran,
                     (done, total) => ran.mul_f64(total.saturating_sub(done) as f64 / done as f64),
                 };
@@ -188,7 +188,7 @@ impl JobState {
     /// Returns expired leases to the queue (called on every lease request
     /// and on the server's one-second clock).
     pub fn expire_leases(&mut self) {
-        let now = Instant::now();
+        let now = self.clock.now();
         let expired: Vec<u64> = self
             .leases
             .iter()
@@ -241,7 +241,7 @@ impl JobState {
     /// Records progress of a leased task and renews its lease.
     pub fn progress(&mut self, worker: u64, lease_id: u64, progress: TaskProgress) -> Result<(), String> {
         self.touch(worker);
-        let duration = self.lease_duration;
+        let deadline = self.clock.now() + self.lease_duration;
         let lease = match self.current_lease(worker, lease_id) {
             Ok(lease) => lease,
             Err(why) => {
@@ -249,7 +249,7 @@ impl JobState {
                 return Err(why);
             }
         };
-        lease.deadline = Instant::now() + duration;
+        lease.deadline = deadline;
         lease.progress = progress;
         let (blocks, states) = self.level_progress();
         self.reporter.progress(blocks, states);
@@ -286,12 +286,12 @@ impl JobState {
         let mut best: std::collections::HashMap<(u32, u64), &TaskProgress> = Default::default();
         for l in self.leases.values() {
             let e = best.entry(l.key).or_insert(&l.progress);
-            if l.progress.blocks_done > e.blocks_done {
+            if l.progress.units_done > e.units_done {
                 *e = &l.progress;
             }
         }
         best.values()
-            .fold((0, 0), |(u, s), p| (u + p.blocks_done, s + p.states_found))
+            .fold((0, 0), |(u, s), p| (u + p.units_done, s + p.states_found))
     }
 
     /// A worker dropped its report stream before finishing: re-issue.

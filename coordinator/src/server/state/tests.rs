@@ -2,6 +2,7 @@
 //! runner: what end-to-end runs cannot time (several workers reporting the
 //! same damaged file, an output damaged between its write and its report).
 
+use super::clock::ManualClock;
 use super::*;
 use cayley_proto::{task_failed, Task, TaskDone, TaskFailed, TaskProgress};
 use cayley_shared::files::checkpoint::KeepLevels;
@@ -11,7 +12,9 @@ use cayley_worker::client::done_message;
 use cayley_worker::runner::{TaskError, TaskRunner};
 
 /// Loopover 2×4 MTM, tests/data/loopover-mtm.csv.
-const PUBLISHED_2X4: [u64; 9] = [1, 10, 63, 352, 1623, 5890, 14345, 15772, 2264];
+fn published_2x4() -> Vec<u64> {
+    cayley_tests::published::published_loopover_mtm("2x4")
+}
 
 struct Quiet;
 impl Reporter for Quiet {
@@ -162,7 +165,7 @@ fn many_reports_of_one_damaged_file_schedule_one_repair() {
     assert!(!h.state.is_queued_or_leased((1, 3)));
     h.run_until(first, usize::MAX);
     assert_eq!(h.state.phase, Phase::Finished);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
 }
 
 #[test]
@@ -185,7 +188,7 @@ fn a_report_that_disagrees_with_its_file_is_not_recorded() {
     let done = h.compute(&again);
     assert_eq!(h.state.complete(worker, again.lease_id, done), Verdict::Accepted);
     h.run_until(worker, usize::MAX);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
 }
 
 #[test]
@@ -205,7 +208,7 @@ fn a_damaged_index_is_caught_when_the_result_is_checked() {
         Verdict::Rejected(why) if why.contains("index checksum")
     ));
     h.run_until(worker, usize::MAX);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
 }
 
 #[test]
@@ -219,7 +222,7 @@ fn a_damaged_payload_is_found_by_its_reader_and_repaired() {
     h.restart_worker();
     h.run_until(worker, usize::MAX);
     assert_eq!(h.state.phase, Phase::Finished);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
     assert!(h.intact(3, 5));
 }
 
@@ -253,7 +256,7 @@ fn a_network_named_input_outside_the_plan_is_the_workers_fault() {
         assert!(h.pending_repairs().is_empty(), "no repair for a bogus report");
     }
     h.run_until(worker, usize::MAX);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
 }
 
 #[test]
@@ -265,7 +268,7 @@ fn a_reduced_job_records_the_full_counts() {
     let worker = h.state.register("w".into(), 1, 0);
     h.run_until(worker, usize::MAX);
     assert_eq!(h.state.phase, Phase::Finished);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
     let stored: u64 = h.state.manifest.levels.iter().map(|l| l.stored).sum();
     assert!(stored < 40320, "{} bits stored", stored);
 }
@@ -292,14 +295,16 @@ fn a_damaged_older_level_is_left_out() {
     h.restart_worker();
     h.run_until(worker, usize::MAX);
     assert_eq!(h.state.phase, Phase::Finished);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
 }
 
-/// The harness with a lease period of `lease`.
-fn harness_with_lease(lease: Duration) -> Harness {
+/// The harness with a lease period of `lease`, on a clock the test moves.
+fn harness_with_lease(lease: Duration) -> (Harness, ManualClock) {
     let mut h = harness(KeepLevels::All);
     h.state.lease_duration = lease;
-    h
+    let (clock, hands) = Clock::manual();
+    h.state.clock = clock;
+    (h, hands)
 }
 
 /// Level 1 (chunks 0..8) with worker `slow` holding one task and `fast`
@@ -316,13 +321,15 @@ fn all_but_one_done(h: &mut Harness, slow: u64, fast: u64) -> Task {
 
 #[test]
 fn an_idle_worker_copies_a_straggler_and_the_first_result_wins() {
-    let mut h = harness_with_lease(Duration::from_secs(600));
+    let (mut h, hands) = harness_with_lease(Duration::from_secs(600));
     let slow = h.state.register("slow".into(), 1, 0);
     let fast = h.state.register("fast".into(), 1, 0);
     let held = all_but_one_done(&mut h, slow, fast);
-    // Slow's task has run longer than the average task (milliseconds), with
-    // no progress: fast gets a second copy of it.
-    std::thread::sleep(Duration::from_millis(50));
+    // Slow's task has not yet run as long as an average task (milliseconds
+    // of real compute): no copy.
+    assert!(matches!(h.state.lease(fast), lease_reply::Reply::WaitMs(_)));
+    // Now it has, with no progress: fast gets a second copy of it.
+    hands.advance(Duration::from_secs(60));
     let copy = h.lease(fast);
     assert_eq!((copy.from_level, copy.chunk), (held.from_level, held.chunk));
     assert_ne!(copy.lease_id, held.lease_id);
@@ -345,20 +352,20 @@ fn an_idle_worker_copies_a_straggler_and_the_first_result_wins() {
     let stats = h.state.lease_stats;
     assert_eq!((stats.backups_issued, stats.backups_won, stats.late_reports), (1, 1, 0));
     h.run_until(fast, usize::MAX);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
 }
 
 #[test]
 fn no_copy_of_a_task_that_is_on_time_or_when_backups_are_off() {
-    let mut h = harness_with_lease(Duration::from_secs(600));
+    let (mut h, hands) = harness_with_lease(Duration::from_secs(600));
     let slow = h.state.register("slow".into(), 1, 0);
     let fast = h.state.register("fast".into(), 1, 0);
     let held = all_but_one_done(&mut h, slow, fast);
-    std::thread::sleep(Duration::from_millis(50));
+    hands.advance(Duration::from_secs(60));
     // Nearly done: what is left takes less than an average task.
     let progress = TaskProgress {
-        blocks_done: 999_999,
-        blocks_total: 1_000_000,
+        units_done: 999_999,
+        units_total: 1_000_000,
         states_found: 0,
     };
     h.state.progress(slow, held.lease_id, progress).unwrap();
@@ -373,12 +380,15 @@ fn no_copy_of_a_task_that_is_on_time_or_when_backups_are_off() {
 
 #[test]
 fn a_result_after_its_lease_expired_is_late_and_its_worker_lost() {
-    let mut h = harness_with_lease(Duration::from_millis(100));
+    let (mut h, hands) = harness_with_lease(Duration::from_secs(30));
     let cut_off = h.state.register("cut off".into(), 1, 0);
     let other = h.state.register("other".into(), 1, 0);
     let task = h.lease(cut_off);
     let done = h.compute(&task);
-    std::thread::sleep(Duration::from_millis(150));
+    hands.advance(Duration::from_secs(29));
+    h.state.expire_leases();
+    assert!(!h.state.is_lost(cut_off), "within its lease");
+    hands.advance(Duration::from_secs(2));
     // The server's clock expires the lease; the worker is lost until heard.
     h.state.expire_leases();
     assert!(h.state.is_lost(cut_off));
@@ -393,7 +403,7 @@ fn a_result_after_its_lease_expired_is_late_and_its_worker_lost() {
     // The task went back to the queue and is computed once.
     h.state.lease_duration = Duration::from_secs(600);
     h.run_until(other, usize::MAX);
-    assert_eq!(h.depths(), PUBLISHED_2X4);
+    assert_eq!(h.depths(), published_2x4());
 }
 
 /// The level two below the frontier stays for the next level only where it

@@ -38,39 +38,10 @@ pub(super) fn or_into(words: &mut [u64], start: usize, len: usize, bits: &[u64])
     }
 }
 
-/// Number of set bits of `words`, with the POPCNT instruction when the
-/// CPU has one: the build targets baseline x86-64, whose emulated popcount
-/// made the kernel's whole-shard counts a tenth of a level's time on the
-/// cube's corners.
-pub(super) fn popcount(words: &[u64]) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("popcnt") {
-        // SAFETY: the CPU was just seen to support POPCNT, the only feature
-        // `popcount_popcnt` is compiled for.
-        return unsafe { popcount_popcnt(words) };
-    }
-    words.iter().map(|w| w.count_ones() as u64).sum()
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt")]
-fn popcount_popcnt(words: &[u64]) -> u64 {
-    words.iter().map(|w| w.count_ones() as u64).sum()
-}
-
-/// Number of set bits of `a | b`, as [`popcount`] counts.
+/// Number of set bits of `a | b`. Plain `count_ones`: the workspace builds
+/// for x86-64-v2 (`.cargo/config.toml`), where it is the POPCNT
+/// instruction, like [`crate::space::bits::popcount`].
 pub(super) fn popcount_or(a: &[u64], b: &[u64]) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("popcnt") {
-        // SAFETY: as in `popcount`.
-        return unsafe { popcount_or_popcnt(a, b) };
-    }
-    a.iter().zip(b).map(|(x, y)| (x | y).count_ones() as u64).sum()
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt")]
-fn popcount_or_popcnt(a: &[u64], b: &[u64]) -> u64 {
     a.iter().zip(b).map(|(x, y)| (x | y).count_ones() as u64).sum()
 }
 
@@ -111,7 +82,7 @@ mod tests {
                 let ones = (start..start + len).filter(|&i| bit(&words, i) == 1).count() as u64;
                 let mut range = [0u64; 6];
                 extract(&words, start, len, &mut range);
-                assert_eq!(popcount(&range), ones);
+                assert_eq!(crate::space::bits::popcount(&range), ones);
                 assert_eq!(popcount_or(&range, &[0; 6]), ones);
                 let any = ones > 0;
                 assert_eq!(any_in(&words, start, len), any, "start {} len {}", start, len);

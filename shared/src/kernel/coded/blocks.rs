@@ -20,9 +20,10 @@
 //! Blocks are processed in parallel in groups whose bits are whole words,
 //! so no two threads write one word and no atomics are needed.
 
-use super::bitrange::{any_in, extract, or_into, popcount, popcount_or};
+use super::bitrange::{any_in, extract, or_into, popcount_or};
 use super::{CodedTask, State};
 use crate::kernel::task::TaskStats;
+use crate::space::bits::popcount;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
