@@ -6,7 +6,7 @@
 
 pub mod checkpoint;
 pub mod cube;
-pub mod engine;
+pub mod run;
 pub mod netns;
 pub mod procs;
 pub mod sshfs;
