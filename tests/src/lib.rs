@@ -6,9 +6,9 @@
 
 pub mod checkpoint;
 pub mod cube;
-pub mod run;
 pub mod netns;
 pub mod procs;
+pub mod run;
 pub mod sshfs;
 pub mod symmetry;
 

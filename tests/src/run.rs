@@ -27,8 +27,8 @@ pub fn run_complete(command_line: &str) -> Finished {
     let Command::Run(args) = cli.command else {
         unreachable!("the arguments start with `run`")
     };
-    let finished = cayley_coordinator::commands::run::run(args)
-        .unwrap_or_else(|e| panic!("cayley run {}: {:#}", command_line, e));
+    let finished =
+        cayley_coordinator::commands::run::run(args).unwrap_or_else(|e| panic!("cayley run {}: {:#}", command_line, e));
     let result = &finished.result;
     assert!(result.complete, "cayley run {}: partial table", command_line);
     let counted: u128 = result.depths.iter().map(|&c| c as u128).sum();

@@ -103,7 +103,10 @@ fn two_by_two_cube_has_3674160_positions_in_the_half_turn_metric() {
     let run = run_spec(&spec, "mtm", None, 3);
     assert_eq!(run.job.reachable_states, Some(3_674_160));
     assert_eq!(run.result.depths.iter().sum::<u64>(), 3_674_160);
-    assert_eq!(run.result.depths, reference_bfs(&cube_sticker_generators(2, "URF", true)));
+    assert_eq!(
+        run.result.depths,
+        reference_bfs(&cube_sticker_generators(2, "URF", true))
+    );
     assert_words_solve(&run);
 }
 

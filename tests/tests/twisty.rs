@@ -169,5 +169,8 @@ fn moves_and_omit_options_match_the_cube_geometry() {
     let cube3 = tws_file(dir.path(), &cube_tws(3, "UR"));
     let run = run_complete(&format!("{} --omit EDGES --antipodes 2", cube3));
     assert_eq!(run.job.puzzle.slots, 8);
-    assert_eq!(run.result.depths, reference_bfs(&cube_sticker_generators(2, "UR", true)));
+    assert_eq!(
+        run.result.depths,
+        reference_bfs(&cube_sticker_generators(2, "UR", true))
+    );
 }

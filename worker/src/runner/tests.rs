@@ -26,7 +26,9 @@ fn published(board: &str) -> Vec<u64> {
 /// per task.
 fn job(spec: &str, shard_pieces: Option<usize>, chunk_shards: u64) -> Job {
     let puzzle = parse_puzzle(spec, Metric::Mtm).unwrap();
-    Job::new(puzzle, shard_pieces).unwrap().with_chunk_shards(Some(chunk_shards))
+    Job::new(puzzle, shard_pieces)
+        .unwrap()
+        .with_chunk_shards(Some(chunk_shards))
 }
 
 /// An empty checkpoint, `levels/` included, as the coordinator makes it.
@@ -71,7 +73,10 @@ fn levels(runner: &mut TaskRunner) -> Levels {
 #[test]
 fn a_batch_of_shards_computes_the_table_of_one_shard_at_a_time() {
     // By pieces (56 shards) and reduced by the symmetries (classes of keys).
-    for (spec, k, board) in [("loopover:2x4 --no-symmetry", Some(2), "2x4"), ("loopover:3x3", None, "3x3")] {
+    for (spec, k, board) in [
+        ("loopover:2x4 --no-symmetry", Some(2), "2x4"),
+        ("loopover:3x3", None, "3x3"),
+    ] {
         let job = job(spec, k, 8);
         let mut tables = Vec::new();
         for one_at_a_time in [false, true] {
@@ -121,12 +126,17 @@ fn sparse_levels_are_written_as_empty_index_entries() {
     for (level, &count) in run.depths.iter().enumerate().skip(1) {
         let mut popcount = 0;
         for chunk in 0..job.chunking.chunks() {
-            let id = job.chunking.id(job.fingerprint(), level as u32, chunk, job.space.shard_words());
+            let id = job
+                .chunking
+                .id(job.fingerprint(), level as u32, chunk, job.space.shard_words());
             let reader = ChunkReader::open(&checkpoint.chunk_path(level as u32, chunk), &id).unwrap();
             reader.verify_all().unwrap();
             let entries = reader.entries();
             let empties = entries.iter().filter(|e| e.popcount == 0).count();
-            assert!(entries.iter().all(|e| e.popcount > 0 || e.length == 0), "an empty shard stores no bytes");
+            assert!(
+                entries.iter().all(|e| e.popcount > 0 || e.length == 0),
+                "an empty shard stores no bytes"
+            );
             empty += empties;
             wholly_empty_chunks += usize::from(empties == entries.len());
             popcount += reader.header().popcount;
@@ -195,5 +205,9 @@ fn a_truncated_or_missing_chunk_file_is_a_corrupt_input() {
     std::fs::remove_file(&path).unwrap();
     let errors = level_3_errors(&job, dir.path());
     assert_corrupt(&errors, 2, chunk);
-    assert!(errors.iter().all(|e| e.to_string().ends_with("missing")), "{}", errors[0]);
+    assert!(
+        errors.iter().all(|e| e.to_string().ends_with("missing")),
+        "{}",
+        errors[0]
+    );
 }
