@@ -4,13 +4,12 @@
 #     two `cayley-worker` processes (one thread each), wall time and ratio;
 #  2. per-task scheduling overhead: loopover:2x5 cut into few vs many shards;
 #     the extra wall time divided by the extra tasks.
-#  3. the in-process engine (no coordinator, no files) as the baseline for
-#     the cost of checkpointing.
+# (The in-process engine, once the baseline for the cost of checkpointing,
+# was removed in issue 20: BENCHMARKS.md keeps its figures.)
 # Usage: bench/distributed.sh [PUZZLE]   (default loopover:2x6)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p cayley-coordinator -p cayley-worker
-cargo build --release -q -p cayley-shared --example engine
 puzzle=${1:-loopover:2x6}
 out=bench/out/distributed
 rm -rf "$out"; mkdir -p "$out"
@@ -18,10 +17,6 @@ bin=target/release
 
 now() { date +%s.%N; }
 elapsed() { python3 -c "print(f'{$2 - $1:.2f}')"; }
-
-t0=$(now)
-$bin/examples/engine "$puzzle" mtm 2 > "$out/engine.txt"
-t1=$(now); engine=$(elapsed "$t0" "$t1")
 
 t0=$(now)
 $bin/cayley run "$puzzle" -q --threads 2 --checkpoint-dir "$out/run-ckpt" --out "$out/run" > /dev/null
@@ -46,15 +41,14 @@ many=$( { /usr/bin/time -f %e $bin/cayley run loopover:2x5 -q --shard-pieces 3 -
 tasks_few=$(python3 -c "import json; r=json.load(open('$out/few/result.json')); print(r['shards']*(len(r['depths'])))")
 tasks_many=$(python3 -c "import json; r=json.load(open('$out/many/result.json')); print(r['shards']*(len(r['depths'])))")
 
-python3 - "$engine" "$embedded" "$distributed" "$few" "$many" "$tasks_few" "$tasks_many" "$out/run-ckpt/manifest.json" <<'PY'
+python3 - "$embedded" "$distributed" "$few" "$many" "$tasks_few" "$tasks_many" "$out/run-ckpt/manifest.json" <<'PY'
 import json, sys
-engine, embedded, distributed, few, many = map(float, sys.argv[1:6])
-tf, tm = int(sys.argv[6]), int(sys.argv[7])
-print(f"in-process engine (no files)      {engine:8.2f} s")
-print(f"cayley run (embedded, 1 worker)   {embedded:8.2f} s   x{embedded/engine:.2f} of engine")
+embedded, distributed, few, many = map(float, sys.argv[1:5])
+tf, tm = int(sys.argv[5]), int(sys.argv[6])
+print(f"cayley run (embedded, 1 worker)   {embedded:8.2f} s")
 print(f"serve + 2 worker processes        {distributed:8.2f} s   x{distributed/embedded:.2f} of embedded")
 print(f"2x5: {tf} tasks {few:.2f} s, {tm} tasks {many:.2f} s -> {(many-few)/(tm-tf)*1000:.2f} ms per extra task")
-m = json.load(open(sys.argv[8]))
+m = json.load(open(sys.argv[7]))
 print("checkpoint bytes per level (bytes/state):")
 for d, l in enumerate(m["levels"]):
     print(f"  {d:>3} {l['count']:>12} states {l['bytes']:>12} bytes {l['bytes']/max(l['count'],1):10.4f}")

@@ -5,11 +5,12 @@ use crate::cli::LocalArgs;
 use crate::manifest::Manifest;
 use crate::progress::LevelBars;
 use crate::result::RunResult;
-use crate::server::finish::result_of;
+use crate::server::finish::result_and_antipodes_of;
 use crate::server::state::{JobState, Phase};
 use crate::server::{self, ServeOptions};
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::job::Job;
+use cayley_shared::search::antipodes::Antipode;
 use cayley_shared::search::resources::{check_budget, default_budget};
 use cayley_shared::units::human_bytes;
 use cayley_worker::{run_worker, WorkerConfig};
@@ -19,7 +20,9 @@ use tokio::task::JoinSet;
 
 /// A job to run here.
 pub struct LocalJob {
+    /// The job as planned.
     pub job: Job,
+    /// Its checkpoint, created and owned.
     pub checkpoint: CheckpointDir,
     /// Manifest to start from when the checkpoint holds none.
     pub fresh: Manifest,
@@ -27,13 +30,26 @@ pub struct LocalJob {
     pub temporary: Option<tempfile::TempDir>,
     /// The result folder, already created and checked.
     pub out: PathBuf,
+    /// Workers, threads, memory and what to print.
     pub local: LocalArgs,
+}
+
+/// A job run to the end: what was written to the result folder, and the
+/// antipodes as found (states and move indices, which the result holds as
+/// text), for callers that check them, such as the table tests.
+pub struct Finished {
+    /// The job as planned.
+    pub job: Job,
+    /// The contents of `result.json`.
+    pub result: RunResult,
+    /// The antipodes of `result`, as states and move indices.
+    pub antipodes: Vec<Antipode>,
 }
 
 /// Runs the job to the end (or until it stops), writes and prints results.
 /// Whenever it ends without results, the checkpoint is kept (a temporary
 /// one included) and the command that continues it is printed.
-pub fn run_local(mut task: LocalJob) -> anyhow::Result<()> {
+pub fn run_local(mut task: LocalJob) -> anyhow::Result<Finished> {
     // From here on a temporary checkpoint is an ordinary directory, removed
     // only after success: an error, a panic unwinding through here or a
     // signal can never delete computed levels.
@@ -46,14 +62,14 @@ pub fn run_local(mut task: LocalJob) -> anyhow::Result<()> {
         .map_err(anyhow::Error::from)
         .and_then(|runtime| runtime.block_on(run_local_async(task)));
     match outcome {
-        Ok(()) => {
+        Ok(finished) => {
             // Success: a temporary checkpoint has served its purpose.
             if let Some(dir) = temporary {
                 if let Err(e) = std::fs::remove_dir_all(&dir) {
                     tracing::warn!("cannot remove the temporary checkpoint {}: {}", dir.display(), e);
                 }
             }
-            Ok(())
+            Ok(finished)
         }
         Err(e) => {
             let kept = temporary.unwrap_or(root);
@@ -82,7 +98,7 @@ pub fn random_token() -> String {
     (0..32).map(|_| format!("{:x}", rng.random_range(0..16u8))).collect()
 }
 
-async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
+async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
     let LocalJob {
         job,
         checkpoint,
@@ -106,7 +122,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
         // workers here would be worse than useless: the server stops as soon
         // as it sees the job is over, and a worker still building its tables
         // then retried the vanished server for 10 s before giving up.
-        return write_results(&job, &state, &out, local.antipodes);
+        return write_results(job, &state, &out, local.antipodes);
     }
     if !local.quiet {
         eprintln!(
@@ -181,7 +197,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
     match phase {
         Phase::Finished => {
             let state = state.lock().expect("state");
-            write_results(&job, &state, &out, local.antipodes)
+            write_results(job, &state, &out, local.antipodes)
         }
         Phase::Stopped(reason) => anyhow::bail!(reason),
         Phase::Running => anyhow::bail!("the coordinator stopped"),
@@ -189,12 +205,12 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<()> {
 }
 
 /// Writes and prints the results of a finished job.
-fn write_results(job: &Job, state: &JobState, out: &Path, antipodes: usize) -> anyhow::Result<()> {
-    let result = result_of(state, antipodes)?;
+fn write_results(job: Job, state: &JobState, out: &Path, antipodes: usize) -> anyhow::Result<Finished> {
+    let (result, antipodes) = result_and_antipodes_of(state, antipodes)?;
     result.write(out, &job.puzzle)?;
-    print_summary(job, &result);
+    print_summary(&job, &result);
     println!("results written to {}", out.display());
-    Ok(())
+    Ok(Finished { job, result, antipodes })
 }
 
 /// Resolves when every worker has exited, with the first error seen.

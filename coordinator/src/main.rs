@@ -1,23 +1,8 @@
 //! `cayley`: computes exact distance tables of Cayley graphs of permutation
-//! puzzles. See `cayley --help` and README.md.
-//!
-//! `commands/` holds one module per subcommand; the other modules are the
-//! infrastructure they share: `cli` (arguments), `job` (a job from its
-//! arguments or its manifest), `local` (the coordinator and workers in one
-//! process), `server/` (the gRPC coordinator), `manifest`, `lock`, `out`,
-//! `progress`, `result` and `svg`.
+//! puzzles. See `cayley --help` and README.md. The commands live in the
+//! library of this crate (`lib.rs`); this file parses and dispatches.
 
-mod cli;
-mod commands;
-mod job;
-mod local;
-mod lock;
-mod manifest;
-mod out;
-mod progress;
-mod result;
-mod server;
-mod svg;
+use cayley_coordinator::{cli, commands};
 
 fn main() {
     quiet_on_closed_stdout();
@@ -34,7 +19,7 @@ fn main() {
         std::process::exit(1);
     }
     let outcome = match cli.command {
-        cli::Command::Run(args) => commands::run::run(args),
+        cli::Command::Run(args) => commands::run::run(args).map(drop),
         cli::Command::Serve(args) => commands::serve::serve(args),
         cli::Command::Resume(args) => commands::resume::resume(args),
         cli::Command::Status(args) => commands::status::status(args),

@@ -6,10 +6,10 @@
 
 pub mod checkpoint;
 pub mod cube;
-pub mod engine;
 pub mod netns;
 pub mod procs;
 pub mod published;
+pub mod run;
 pub mod sshfs;
 pub mod symmetry;
 

@@ -3,17 +3,22 @@
 //! the rules, published counts (tests/data/published.md) and
 //! counting identities.
 
-use cayley_shared::job::Job;
-use cayley_shared::puzzle::{parse_puzzle, Metric};
-use cayley_shared::search::engine::SearchOutcome;
 use cayley_tests::cube::{corner_twist_moves, cube_sticker_generators, cube_tws};
-use cayley_tests::engine::{assert_words_solve, run_complete};
+use cayley_tests::run::{assert_words_solve, run_complete, shard_pieces, Finished};
 use cayley_tests::{bfs_counts, grid_adjacency, loopover_generators, reference_bfs, reference_tracked_bfs, test_dir};
 
-fn run(spec: &str, metric: Metric, shard_pieces: Option<usize>, antipodes: usize) -> (Job, SearchOutcome) {
-    let (job, outcome) = run_complete(parse_puzzle(spec, metric).unwrap(), shard_pieces, antipodes);
-    assert!(!outcome.antipodes.is_empty() || antipodes == 0);
-    (job, outcome)
+/// `cayley run SPEC` in `metric` (`mtm`, `stm`) with shard plan `k`,
+/// which must report antipodes when asked for them.
+fn run_spec(spec: &str, metric: &str, k: Option<usize>, antipodes: usize) -> Finished {
+    let run = run_complete(&format!(
+        "{} --metric {}{} --antipodes {}",
+        spec,
+        metric,
+        shard_pieces(k),
+        antipodes
+    ));
+    assert!(!run.antipodes.is_empty() || antipodes == 0);
+    run
 }
 
 fn falling(n: u64, k: u64) -> u64 {
@@ -28,10 +33,10 @@ fn tracked_loopover_matches_a_bfs_over_the_tracked_places() {
     let expected = reference_tracked_bfs(&gens, &[0, 1, 2, 3]);
     assert_eq!(expected.iter().sum::<u64>(), falling(9, 4));
     for k in [None, Some(0), Some(2), Some(4)] {
-        let (job, outcome) = run("loopover:3x3 --track 1-4", Metric::Mtm, k, 4);
-        assert_eq!(job.reachable_states, Some(falling(9, 4) as u128));
-        assert_eq!(outcome.depths, expected, "shard plan {:?}", k);
-        assert_words_solve(&job, &outcome);
+        let run = run_spec("loopover:3x3 --track 1-4", "mtm", k, 4);
+        assert_eq!(run.job.reachable_states, Some(falling(9, 4) as u128));
+        assert_eq!(run.result.depths, expected, "shard plan {:?}", k);
+        assert_words_solve(&run);
     }
 }
 
@@ -41,14 +46,14 @@ fn the_issue_example_shape_tracked_4x4_loopover() {
     // coset shape with 4 tracked pieces: 16·15·14·13.
     let gens = loopover_generators(4, 4, false);
     for (list, tracked) in [("1-4", vec![0u8, 1, 2, 3]), ("1,6,11,16", vec![0u8, 5, 10, 15])] {
-        let (job, outcome) = run(&format!("loopover:4x4 --track {}", list), Metric::Mtm, None, 3);
-        assert_eq!(outcome.depths, reference_tracked_bfs(&gens, &tracked));
-        assert_eq!(outcome.depths.iter().sum::<u64>(), falling(16, 4));
-        assert_words_solve(&job, &outcome);
+        let run = run_spec(&format!("loopover:4x4 --track {}", list), "mtm", None, 3);
+        assert_eq!(run.result.depths, reference_tracked_bfs(&gens, &tracked));
+        assert_eq!(run.result.depths.iter().sum::<u64>(), falling(16, 4));
+        assert_words_solve(&run);
     }
-    let (_, stm) = run("loopover:2x4 --track 1,2,8", Metric::Stm, Some(1), 0);
+    let stm = run_spec("loopover:2x4 --track 1,2,8", "stm", Some(1), 0);
     assert_eq!(
-        stm.depths,
+        stm.result.depths,
         reference_tracked_bfs(&loopover_generators(2, 4, true), &[0, 1, 7])
     );
 }
@@ -75,10 +80,10 @@ fn tracked_sliding_puzzle_keeps_its_blank() {
     });
     // Five untracked tiles make parity invisible: all 9·8·7·6 placements.
     assert_eq!(expected.iter().sum::<u64>(), falling(9, 4));
-    let (job, outcome) = run("sliding:3x3 --track 1-3", Metric::Mtm, None, 2);
-    assert_eq!(job.reachable_states, None, "guarded moves: counted by searching");
-    assert_eq!(outcome.depths, expected);
-    assert_words_solve(&job, &outcome);
+    let run = run_spec("sliding:3x3 --track 1-3", "mtm", None, 2);
+    assert_eq!(run.job.reachable_states, None, "guarded moves: counted by searching");
+    assert_eq!(run.result.depths, expected);
+    assert_words_solve(&run);
 }
 
 /// Writes a `.tws` file and returns its spec.
@@ -95,11 +100,14 @@ fn two_by_two_cube_has_3674160_positions_in_the_half_turn_metric() {
     // the cube's geometry.
     let dir = test_dir();
     let spec = tws_spec(dir.path(), "cube2.tws", &cube_tws(2, "URF"));
-    let (job, outcome) = run(&spec, Metric::Mtm, None, 3);
-    assert_eq!(job.reachable_states, Some(3_674_160));
-    assert_eq!(outcome.depths.iter().sum::<u64>(), 3_674_160);
-    assert_eq!(outcome.depths, reference_bfs(&cube_sticker_generators(2, "URF", true)));
-    assert_words_solve(&job, &outcome);
+    let run = run_spec(&spec, "mtm", None, 3);
+    assert_eq!(run.job.reachable_states, Some(3_674_160));
+    assert_eq!(run.result.depths.iter().sum::<u64>(), 3_674_160);
+    assert_eq!(
+        run.result.depths,
+        reference_bfs(&cube_sticker_generators(2, "URF", true))
+    );
+    assert_words_solve(&run);
 }
 
 #[test]
@@ -108,10 +116,10 @@ fn two_by_two_cube_subgroups_in_the_quarter_turn_metric() {
     for faces in ["UR", "URF"] {
         let spec = tws_spec(dir.path(), &format!("{}.tws", faces), &cube_tws(2, faces));
         for k in [None, Some(1), Some(3)] {
-            let (job, outcome) = run(&spec, Metric::Stm, k, 2);
+            let run = run_spec(&spec, "stm", k, 2);
             let expected = reference_bfs(&cube_sticker_generators(2, faces, false));
-            assert_eq!(outcome.depths, expected, "{} shard plan {:?}", faces, k);
-            assert_words_solve(&job, &outcome);
+            assert_eq!(run.result.depths, expected, "{} shard plan {:?}", faces, k);
+            assert_words_solve(&run);
             if faces == "URF" {
                 break; // one plan of the full group is enough in CI
             }
@@ -122,14 +130,14 @@ fn two_by_two_cube_subgroups_in_the_quarter_turn_metric() {
 #[test]
 fn identical_pieces_make_a_multiset_space() {
     // Six positions holding 1 1 2 2 3 3: 6!/(2!·2!·2!) = 90 arrangements,
-    // all reachable with a 6-cycle and a transposition. The engine has no
+    // all reachable with a 6-cycle and a transposition. The job has no
     // count in advance (three classes share an orbit) and stops at the
     // first empty level.
     let text = "Name Multiset\nSet P 6 1\nSolved\nP\n1 1 2 2 3 3\nEnd\n\
         Move cycle\nP\n6 1 2 3 4 5\nEnd\nMove swap\nP\n2 1 3 4 5 6\nEnd\n";
     let dir = test_dir();
-    let (job, outcome) = run(&tws_spec(dir.path(), "multi.tws", text), Metric::Stm, None, 2);
-    assert_eq!(job.reachable_states, None);
+    let run = run_spec(&tws_spec(dir.path(), "multi.tws", text), "stm", None, 2);
+    assert_eq!(run.job.reachable_states, None);
     // Reference: labels by position; position j receives position perm[j].
     let cycle = [5usize, 0, 1, 2, 3, 4];
     let cycle_back = [1usize, 2, 3, 4, 5, 0];
@@ -141,8 +149,8 @@ fn identical_pieces_make_a_multiset_space() {
             .collect()
     });
     assert_eq!(expected.iter().sum::<u64>(), 90);
-    assert_eq!(outcome.depths, expected);
-    assert_words_solve(&job, &outcome);
+    assert_eq!(run.result.depths, expected);
+    assert_words_solve(&run);
 }
 
 #[test]
@@ -153,8 +161,8 @@ fn identical_oriented_corners_count_twists_only() {
     let text = cube_tws(2, "URF").replacen("1 2 3 4 5 6 7 8", solved_line, 1);
     assert!(text.contains(solved_line));
     let dir = test_dir();
-    let (job, outcome) = run(&tws_spec(dir.path(), "twists.tws", &text), Metric::Mtm, None, 1);
-    assert_eq!(job.reachable_states, None);
+    let run = run_spec(&tws_spec(dir.path(), "twists.tws", &text), "mtm", None, 1);
+    assert_eq!(run.job.reachable_states, None);
     let moves = corner_twist_moves("URF");
     let expected = bfs_counts(vec![0u8; 8], |s| {
         let mut out = Vec::new();
@@ -171,6 +179,6 @@ fn identical_oriented_corners_count_twists_only() {
         out
     });
     assert_eq!(expected.iter().sum::<u64>(), 729);
-    assert_eq!(outcome.depths, expected);
-    assert_words_solve(&job, &outcome);
+    assert_eq!(run.result.depths, expected);
+    assert_words_solve(&run);
 }

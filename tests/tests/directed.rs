@@ -3,11 +3,7 @@
 //! applies exactly the generators it is given, so it is directed too), the
 //! group order, and words that must rebuild their states.
 
-use cayley_shared::job::Job;
-use cayley_shared::puzzle::perm::Perm;
-use cayley_shared::puzzle::{from_generators, parse_puzzle, Metric};
-use cayley_shared::search::engine::SearchOutcome;
-use cayley_tests::engine::run_complete;
+use cayley_tests::run::{assert_words_solve, perm_file, run_complete, shard_pieces, Finished};
 use cayley_tests::{
     cayley, cayley_env, json_u64s, read_json, reference_bfs, reference_tracked_bfs, stderr_text, test_dir,
 };
@@ -17,26 +13,16 @@ use rand::SeedableRng;
 
 /// Replays every antipode's word from solved: it must build the state in
 /// exactly `diameter` moves.
-fn words_build_states(job: &Job, outcome: &SearchOutcome) {
-    assert!(!outcome.antipodes.is_empty());
-    for a in &outcome.antipodes {
-        assert_eq!(a.solution.len(), outcome.depths.len() - 1);
-        let mut state = job.puzzle.solved.clone();
-        for &m in &a.solution {
-            state = job.puzzle.apply(&job.puzzle.moves[m], &state).expect("a legal move");
-        }
-        assert_eq!(state, a.state);
-    }
-}
-
-/// 1-based cycle text of an image list, for a perm file.
-fn cycle_text(images: &[u8]) -> String {
-    Perm::from_images(images.to_vec()).unwrap().to_string()
+fn words_build_states(run: &Finished) {
+    assert!(run.job.directed);
+    assert!(!run.antipodes.is_empty());
+    assert_words_solve(run);
 }
 
 #[test]
 fn random_directed_generator_sets_match_reference_bfs() {
     let mut rng = StdRng::seed_from_u64(0xd1_7ec7ed);
+    let dir = test_dir();
     for case in 0..30 {
         let n = 4 + case % 6; // 4..=9 points
         let gens: Vec<Vec<u8>> = (0..1 + case % 2)
@@ -50,17 +36,16 @@ fn random_directed_generator_sets_match_reference_bfs() {
         if gens.is_empty() {
             continue;
         }
-        let perms = gens.iter().map(|g| Perm::from_images(g.clone()).unwrap()).collect();
-        let puzzle = from_generators(&format!("directed-{}", case), n, perms);
-        let shard_pieces = if n > 7 { Some(case % (n - 6)) } else { None };
-        let (job, outcome) = run_complete(puzzle, shard_pieces, 2);
+        let spec = perm_file(dir.path(), &format!("directed-{}.txt", case), &gens);
+        let k = if n > 7 { Some(case % (n - 6)) } else { None };
+        let run = run_complete(&format!("{} --directed{} --antipodes 2", spec, shard_pieces(k)));
         let expected = reference_bfs(&gens);
-        assert_eq!(outcome.depths, expected, "case {} with generators {:?}", case, gens);
-        assert_eq!(job.group_order, expected.iter().sum::<u64>() as u128);
-        if !job.directed {
+        assert_eq!(run.result.depths, expected, "case {} with generators {:?}", case, gens);
+        assert_eq!(run.job.group_order, expected.iter().sum::<u64>() as u128);
+        if !run.job.directed {
             continue; // a generator that is an involution is its own inverse
         }
-        words_build_states(&job, &outcome);
+        words_build_states(&run);
     }
 }
 
@@ -72,26 +57,21 @@ fn directed_perm_file_and_its_tracked_coset_space() {
     std::fs::write(&path, "c: (1 2 3 4 5)\nt: (1 2)\n").unwrap();
     let spec = format!("perm:{} --directed", path.display());
     let gens = vec![vec![1u8, 2, 3, 4, 0], vec![1u8, 0, 2, 3, 4]];
-    let (job, outcome) = run_complete(parse_puzzle(&spec, Metric::Mtm).unwrap(), None, 5);
-    assert!(job.directed);
-    assert_eq!(job.puzzle.moves.len(), 2, "no inverse added");
-    assert_eq!(outcome.depths, reference_bfs(&gens));
-    assert_eq!(outcome.depths.iter().sum::<u64>(), 120);
-    words_build_states(&job, &outcome);
+    let run = run_complete(&format!("{} --antipodes 5", spec));
+    assert!(run.job.directed);
+    assert_eq!(run.job.puzzle.moves.len(), 2, "no inverse added");
+    assert_eq!(run.result.depths, reference_bfs(&gens));
+    assert_eq!(run.result.depths.iter().sum::<u64>(), 120);
+    words_build_states(&run);
     // The undirected graph of the same file is a different, shallower table.
-    let (_, undirected) = run_complete(
-        parse_puzzle(&format!("perm:{}", path.display()), Metric::Mtm).unwrap(),
-        None,
-        0,
-    );
-    assert!(undirected.depths.len() < outcome.depths.len());
+    let undirected = run_complete(&format!("perm:{} --antipodes 0", path.display()));
+    assert!(undirected.result.depths.len() < run.result.depths.len());
     // Tracking pieces 1 and 2 of the directed graph: BFS over their places.
-    let tracked = format!("{} --track 1,2", spec);
-    let (job, outcome) = run_complete(parse_puzzle(&tracked, Metric::Mtm).unwrap(), None, 3);
+    let tracked = run_complete(&format!("{} --track 1,2 --antipodes 3", spec));
     let expected = reference_tracked_bfs(&gens, &[0u8, 1]);
-    assert_eq!(outcome.depths, expected);
-    assert_eq!(outcome.depths.iter().sum::<u64>(), 20);
-    words_build_states(&job, &outcome);
+    assert_eq!(tracked.result.depths, expected);
+    assert_eq!(tracked.result.depths.iter().sum::<u64>(), 20);
+    words_build_states(&tracked);
 }
 
 #[test]
@@ -99,14 +79,7 @@ fn directed_jobs_run_through_workers_and_refuse_last2() {
     let dir = test_dir();
     // S9 by the 9-cycle and a transposition (nine points: up to two key pieces).
     let gens: Vec<Vec<u8>> = vec![(1..9).chain([0]).collect(), vec![1, 0, 2, 3, 4, 5, 6, 7, 8]];
-    let text: String = gens
-        .iter()
-        .enumerate()
-        .map(|(i, g)| format!("g{}: {}\n", i + 1, cycle_text(g)))
-        .collect();
-    let path = dir.path().join("s9.txt");
-    std::fs::write(&path, text).unwrap();
-    let spec = format!("perm:{}", path.display());
+    let spec = perm_file(dir.path(), "s9.txt", &gens);
     let out = dir.path().join("out");
     // Two in-process workers over gRPC, several shards, zstd checkpoints.
     let o = cayley(&[

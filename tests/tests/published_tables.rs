@@ -1,21 +1,23 @@
 //! Loopover MTM depth tables from tests/data/published.md (seed
-//! paper 002 and independent computations), reproduced by the engine.
+//! paper 002 and independent computations), reproduced by `cayley run`.
 
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
-use cayley_shared::search::engine::{search, SearchConfig, Silent};
+use cayley_tests::run::{run_complete, shard_pieces};
 
-fn table(spec: &str, shard_pieces: Option<usize>) -> Vec<u64> {
-    let job = Job::new(parse_puzzle(spec, Metric::Mtm).unwrap(), shard_pieces).unwrap();
-    let config = SearchConfig {
-        threads: 2,
-        antipodes: 3,
-        ..SearchConfig::default()
+/// The table of `cayley run SPEC`; with a shard plan `K` when given,
+/// which applies to Loopover without its symmetry reduction only.
+fn table(spec: &str, k: Option<usize>) -> Vec<u64> {
+    let spec = match k {
+        Some(_) => format!("{} --no-symmetry", spec),
+        None => spec.to_string(),
     };
-    let outcome = search(&job, &config, &Silent).unwrap();
-    assert!(outcome.complete);
-    assert_eq!(outcome.depths.iter().map(|&c| c as u128).sum::<u128>(), job.group_order);
-    outcome.depths
+    let run = run_complete(&format!("{}{} --antipodes 3", spec, shard_pieces(k)));
+    assert_eq!(
+        run.result.depths.iter().map(|&c| c as u128).sum::<u128>(),
+        run.job.group_order
+    );
+    run.result.depths
 }
 
 #[test]

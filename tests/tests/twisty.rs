@@ -1,14 +1,13 @@
 //! Twisty puzzles through the coded kernel's low tables: the cube tables
 //! of tests/data/cube-tables.csv (published, with their sources there),
-//! reproduced by the engine from `.tws` files built from the cube's
+//! reproduced by `cayley run` from `.tws` files built from the cube's
 //! geometry (tests/src/cube.rs); and the `.tws` constructs twsearch's
 //! sample files use (move sequences, `?` orientations, `--moves`,
 //! `--omit`) against breadth-first searches written here from the rules.
 
-use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_shared::space::Space;
 use cayley_tests::cube::{cube_sticker_generators, cube_tws};
-use cayley_tests::engine::{assert_words_solve, run_complete};
+use cayley_tests::run::{assert_words_solve, run_complete, shard_pieces};
 use cayley_tests::{published_table, reference_bfs, test_dir};
 
 /// The published table `name` of tests/data/cube-tables.csv.
@@ -16,39 +15,43 @@ fn published(name: &str) -> Vec<u64> {
     published_table("cube-tables.csv", name)
 }
 
-/// Searches the cube with the given faces and metric; checks the words of
-/// a few antipodes and that the low tables were used.
-fn cube_table(n: usize, faces: &str, metric: Metric, shard_pieces: Option<usize>) -> Vec<u64> {
+/// Searches the cube with the given faces and metric (`mtm`, `stm`);
+/// checks the words of a few antipodes and that the low tables were used.
+fn cube_table(n: usize, faces: &str, metric: &str, k: Option<usize>) -> Vec<u64> {
     let dir = test_dir();
     let path = dir.path().join("cube.tws");
     std::fs::write(&path, cube_tws(n, faces)).unwrap();
-    let puzzle = parse_puzzle(&format!("tws:{}", path.display()), metric).unwrap();
-    let (job, outcome) = run_complete(puzzle, shard_pieces, 3);
-    let Space::Coded(codec) = &job.space else {
+    let run = run_complete(&format!(
+        "tws:{} --metric {}{} --antipodes 3",
+        path.display(),
+        metric,
+        shard_pieces(k)
+    ));
+    let Space::Coded(codec) = &run.job.space else {
         panic!("oriented pieces are coded")
     };
     assert!(codec.low().states() > 1, "the twists are the low part");
-    assert_eq!(outcome.depths.iter().sum::<u64>() as u128, job.group_order);
-    assert_words_solve(&job, &outcome);
-    outcome.depths
+    assert_eq!(run.result.depths.iter().sum::<u64>() as u128, run.job.group_order);
+    assert_words_solve(&run);
+    run.result.depths
 }
 
 #[test]
 fn cube_corners_match_the_published_half_turn_table() {
-    assert_eq!(cube_table(2, "URFDLB", Metric::Mtm, None), published("corners-htm"));
+    assert_eq!(cube_table(2, "URFDLB", "mtm", None), published("corners-htm"));
 }
 
 #[test]
 fn cube_corners_match_the_published_quarter_turn_table() {
-    assert_eq!(cube_table(2, "URFDLB", Metric::Stm, None), published("corners-qtm"));
+    assert_eq!(cube_table(2, "URFDLB", "stm", None), published("corners-qtm"));
 }
 
 #[test]
 fn pocket_cube_matches_the_published_tables_in_any_shard_plan() {
-    for shard_pieces in [None, Some(1), Some(2)] {
-        assert_eq!(cube_table(2, "URF", Metric::Mtm, shard_pieces), published("cube2-htm"));
+    for k in [None, Some(1), Some(2)] {
+        assert_eq!(cube_table(2, "URF", "mtm", k), published("cube2-htm"));
     }
-    assert_eq!(cube_table(2, "URF", Metric::Stm, Some(1)), published("cube2-qtm"));
+    assert_eq!(cube_table(2, "URF", "stm", Some(1)), published("cube2-qtm"));
 }
 
 /// A twsearch move: position `j` receives the piece of position `perm[j]`,
@@ -118,18 +121,14 @@ fn move_sequences_are_moves_of_their_own() {
         .replacen("End\nMove A", "End\nMoveSequence S A Bv A\nMove A", 1);
     assert!(text.contains("MoveSequence S A Bv A"));
     let dir = test_dir();
-    let (job, outcome) = run_complete(
-        parse_puzzle(&tws_file(dir.path(), &text), Metric::Mtm).unwrap(),
-        None,
-        2,
-    );
-    assert!(job.puzzle.moves.iter().all(|m| !m.name.starts_with("Bv")));
+    let run = run_complete(&format!("{} --antipodes 2", tws_file(dir.path(), &text)));
+    assert!(run.job.puzzle.moves.iter().all(|m| !m.name.starts_with("Bv")));
     let expected = reference_tws_bfs(6, 2, &six_moves(), &[vec![0], vec![0, 1, 0]], &[]);
-    assert_eq!(outcome.depths, expected);
+    assert_eq!(run.result.depths, expected);
     // Distinct pieces: the positions are the group, whose order the
     // reference counts independently of Schreier–Sims.
-    assert_eq!(job.group_order, expected.iter().sum::<u64>() as u128);
-    assert_words_solve(&job, &outcome);
+    assert_eq!(run.job.group_order, expected.iter().sum::<u64>() as u128);
+    assert_words_solve(&run);
 }
 
 #[test]
@@ -138,21 +137,17 @@ fn question_mark_orientations_are_ignored() {
     let text = SIX.replacen("0 0 0 0 0 0\nEnd\n", "? 0 0 0 0 0\nEnd\n", 1);
     assert!(text.contains("? 0 0"));
     let dir = test_dir();
-    let (job, outcome) = run_complete(
-        parse_puzzle(&tws_file(dir.path(), &text), Metric::Mtm).unwrap(),
-        None,
-        2,
-    );
-    assert_eq!(job.reachable_states, None);
+    let run = run_complete(&format!("{} --antipodes 2", tws_file(dir.path(), &text)));
+    assert_eq!(run.job.reachable_states, None);
     let expected = reference_tws_bfs(6, 2, &six_moves(), &[vec![0], vec![1]], &[0]);
-    assert_eq!(outcome.depths, expected);
+    assert_eq!(run.result.depths, expected);
     assert!(
         expected.iter().sum::<u64>()
             < reference_tws_bfs(6, 2, &six_moves(), &[vec![0], vec![1]], &[])
                 .iter()
                 .sum()
     );
-    assert_words_solve(&job, &outcome);
+    assert_words_solve(&run);
 }
 
 #[test]
@@ -160,11 +155,7 @@ fn moves_and_omit_options_match_the_cube_geometry() {
     let dir = test_dir();
     // --moves U,R2 on the 2x2x2: U, U2, U' and R2, from stickers.
     let cube = tws_file(dir.path(), &cube_tws(2, "URF"));
-    let (_, outcome) = run_complete(
-        parse_puzzle(&format!("{} --moves U,R2", cube), Metric::Mtm).unwrap(),
-        None,
-        2,
-    );
+    let run = run_complete(&format!("{} --moves U,R2 --antipodes 2", cube));
     let stickers = cube_sticker_generators(2, "UR", true);
     // U, U2, U', then R, R2, R': keep R2 only.
     let kept: Vec<Vec<u8>> = vec![
@@ -173,14 +164,13 @@ fn moves_and_omit_options_match_the_cube_geometry() {
         stickers[2].clone(),
         stickers[4].clone(),
     ];
-    assert_eq!(outcome.depths, reference_bfs(&kept));
+    assert_eq!(run.result.depths, reference_bfs(&kept));
     // --omit EDGES on the 3x3x3 with U, R leaves its corners: the 2x2x2 <U, R>.
     let cube3 = tws_file(dir.path(), &cube_tws(3, "UR"));
-    let (job, outcome) = run_complete(
-        parse_puzzle(&format!("{} --omit EDGES", cube3), Metric::Mtm).unwrap(),
-        None,
-        2,
+    let run = run_complete(&format!("{} --omit EDGES --antipodes 2", cube3));
+    assert_eq!(run.job.puzzle.slots, 8);
+    assert_eq!(
+        run.result.depths,
+        reference_bfs(&cube_sticker_generators(2, "UR", true))
     );
-    assert_eq!(job.puzzle.slots, 8);
-    assert_eq!(outcome.depths, reference_bfs(&cube_sticker_generators(2, "UR", true)));
 }

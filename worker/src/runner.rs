@@ -510,3 +510,6 @@ fn output_error(e: FormatError) -> TaskError {
         TaskError::Other(e.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests;

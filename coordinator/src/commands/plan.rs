@@ -7,7 +7,7 @@
 //! ([`cayley_shared::search::levels`]). Every level the search will run
 //! is projected, its tail included.
 
-mod model;
+pub mod model;
 
 use crate::cli::PlanArgs;
 use crate::job::plan_job;

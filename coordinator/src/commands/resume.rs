@@ -78,4 +78,5 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         out: out.path,
         local,
     })
+    .map(drop)
 }

@@ -2,7 +2,7 @@
 
 use crate::cli::RunArgs;
 use crate::job::plan_job;
-use crate::local::{run_local, LocalJob};
+use crate::local::{run_local, Finished, LocalJob};
 use crate::lock::OwnerLock;
 use crate::manifest::{load_manifest, Manifest};
 use crate::out::{default_out_dir, OutDir};
@@ -13,8 +13,9 @@ use cayley_shared::search::resources::check_disk;
 use std::path::Path;
 
 /// Plans the job, checks memory and disk, and runs it to the end with
-/// in-process workers, writing the results into the `--out` folder.
-pub fn run(args: RunArgs) -> anyhow::Result<()> {
+/// in-process workers, writing the results into the `--out` folder. The
+/// table tests call this too, with arguments parsed as the command line's.
+pub fn run(args: RunArgs) -> anyhow::Result<Finished> {
     let job = plan_job(&args.puzzle)?;
     args.keep_levels.check_for(&job)?;
     cayley_shared::search::resources::check_budget(&job, crate::local::local_budget(&args.local))?;

@@ -1,13 +1,12 @@
 //! Turning a finished job's checkpoint into the result folder.
 
 use super::state::JobState;
-use crate::manifest::Manifest;
 use crate::result::RunResult;
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::ChunkReader;
 use cayley_shared::job::Job;
 use cayley_shared::search::antipodes::{
-    find_antipodes, first_states, walk_fits, Antipode, LevelSource, ShardWords, WalkBudgetSpent, LONG_WALK_PROBES,
+    find_antipodes, first_states, walk_fits, Antipode, LevelSource, WalkBudgetSpent, LONG_WALK_PROBES,
 };
 use std::collections::HashMap;
 
@@ -21,11 +20,11 @@ struct CheckpointSource<'a> {
 }
 
 impl LevelSource for CheckpointSource<'_> {
-    fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<ShardWords> {
+    fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<Vec<u64>> {
         let mut words = vec![0u64; self.job.space.shard_words()];
         if level == 0 {
             self.job.level_zero(shard, &mut words);
-            return Ok(ShardWords::Loaded(words));
+            return Ok(words);
         }
         let chunking = &self.job.chunking;
         let chunk = chunking.chunk_of(shard);
@@ -41,22 +40,19 @@ impl LevelSource for CheckpointSource<'_> {
         let reader = &self.readers[&(level, chunk)];
         let i = (shard - reader.header().id.first_shard) as usize;
         reader.read_shard_via(i, &mut words, &mut self.frame)?;
-        Ok(ShardWords::Loaded(words))
+        Ok(words)
     }
 }
 
 /// Builds the result of a finished job from its manifest and level files.
 pub fn result_of(state: &JobState, antipode_limit: usize) -> anyhow::Result<RunResult> {
-    outcome_to_result(&state.job, &state.checkpoint, &state.manifest, antipode_limit)
+    Ok(result_and_antipodes_of(state, antipode_limit)?.0)
 }
 
-/// Same as [`result_of`], from the parts.
-pub fn outcome_to_result(
-    job: &Job,
-    checkpoint: &CheckpointDir,
-    manifest: &Manifest,
-    limit: usize,
-) -> anyhow::Result<RunResult> {
+/// Same as [`result_of`], with the antipodes as found (states and move
+/// indices; the result holds them as text).
+pub fn result_and_antipodes_of(state: &JobState, limit: usize) -> anyhow::Result<(RunResult, Vec<Antipode>)> {
+    let (job, checkpoint, manifest) = (&state.job, &state.checkpoint, &state.manifest);
     let total = manifest.states();
     if let Some(reachable) = job
         .reachable_states
@@ -105,5 +101,5 @@ pub fn outcome_to_result(
         }
         Err(e) => return Err(e),
     };
-    Ok(RunResult::new(job, manifest, &antipodes))
+    Ok((RunResult::new(job, manifest, &antipodes), antipodes))
 }

@@ -1,7 +1,7 @@
 //! The read-only machinery a search needs besides the bits: the low table
 //! and block transitions of the block layout, or the prepared moves of a
-//! coded puzzle. One [`SearchContext`] serves every task of a job, in the
-//! in-process engine and in each worker alike.
+//! coded puzzle. One [`SearchContext`] serves every task of a job in a
+//! worker (and the calibration that measures its speed).
 
 use crate::job::{Job, TRANSITION_CACHE_BYTES};
 use crate::kernel::blocks::{expand_shard, Frontier, TaskInputs};

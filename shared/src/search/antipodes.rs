@@ -5,7 +5,7 @@
 
 use crate::files::checkpoint::MAX_KEEP_STRIDE;
 use crate::job::Job;
-use crate::space::bits::{set_bits, Plane};
+use crate::space::bits::set_bits;
 use crate::space::Space;
 use anyhow::Context;
 use std::collections::HashMap;
@@ -21,25 +21,10 @@ pub struct Antipode {
     pub solution: Vec<usize>,
 }
 
-/// One shard's words, mapped or loaded.
-pub enum ShardWords {
-    Mapped(Plane),
-    Loaded(Vec<u64>),
-}
-
-impl ShardWords {
-    fn words(&self) -> &[u64] {
-        match self {
-            ShardWords::Mapped(p) => p.words(),
-            ShardWords::Loaded(w) => w,
-        }
-    }
-}
-
 /// Where the walk reads level bits from.
 pub trait LevelSource {
     /// The words of `(level, shard)`.
-    fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<ShardWords>;
+    fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<Vec<u64>>;
 }
 
 /// Shards of one level a walk holds at most: candidate states of a step
@@ -149,7 +134,7 @@ struct LevelBits<'a> {
     job: &'a Job,
     source: &'a mut dyn LevelSource,
     level: u32,
-    shards: HashMap<u64, ShardWords>,
+    shards: HashMap<u64, Vec<u64>>,
     probes_left: &'a mut u64,
 }
 
@@ -173,7 +158,7 @@ impl LevelBits<'_> {
             let words = self.source.shard(self.level, shard)?;
             self.shards.insert(shard, words);
         }
-        Ok((self.shards[&shard].words()[word] >> bit) & 1 == 1)
+        Ok((self.shards[&shard][word] >> bit) & 1 == 1)
     }
 }
 
@@ -279,7 +264,7 @@ pub fn first_states(job: &Job, source: &mut dyn LevelSource, depth: u32, limit: 
             Space::Reduced(r) => Some(r).filter(|r| r.keys().stabilizer(shard as usize) > 1),
             _ => None,
         };
-        for bit in set_bits(words.words()) {
+        for bit in set_bits(&words) {
             if states.len() >= limit {
                 break;
             }

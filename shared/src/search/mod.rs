@@ -3,8 +3,6 @@
 //! - [`resources`], [`calibrate`]: the memory and disk a job needs, and the
 //!   speeds of this machine that a plan projects from; [`levels`]: how many
 //!   states each level will hold.
-//! - [`engine`]: a whole search in one process over scratch files (the
-//!   tests and the `engine` example; `cayley` runs worker tasks instead).
 //! - [`antipodes`]: the farthest states and a shortest word for each, walked
 //!   back through the stored levels.
 //! - [`bound`]: the counting lower bound on the diameter.
@@ -12,6 +10,5 @@
 pub mod antipodes;
 pub mod bound;
 pub mod calibrate;
-pub mod engine;
 pub mod levels;
 pub mod resources;

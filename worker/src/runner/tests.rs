@@ -1,0 +1,219 @@
+//! The task runner on its own: every level computed chunk by chunk from the
+//! files of the level before, as a worker does for the coordinator, checked
+//! against the published Loopover tables of tests/data (seed paper 002) and
+//! against what the chunk files themselves say; batches, budgets smaller
+//! than a level, sparse levels and damaged inputs.
+
+use super::*;
+use cayley_shared::files::format::{set_durable, ShardEntry};
+use cayley_shared::puzzle::{parse_puzzle, Metric};
+use cayley_shared::search::resources::requirements;
+
+/// The published Loopover MTM table of `board` (`2x4`) in
+/// tests/data/loopover-mtm.csv.
+fn published(board: &str) -> Vec<u64> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/loopover-mtm.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let line = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| l.strip_prefix(board)?.strip_prefix(','))
+        .unwrap_or_else(|| panic!("no {} in {}", board, path.display()));
+    line.split_whitespace().map(|c| c.parse().unwrap()).collect()
+}
+
+/// The job of `spec` (MTM) with `shard_pieces` and `chunk_shards` shards
+/// per task.
+fn job(spec: &str, shard_pieces: Option<usize>, chunk_shards: u64) -> Job {
+    let puzzle = parse_puzzle(spec, Metric::Mtm).unwrap();
+    Job::new(puzzle, shard_pieces)
+        .unwrap()
+        .with_chunk_shards(Some(chunk_shards))
+}
+
+/// An empty checkpoint, `levels/` included, as the coordinator makes it.
+fn checkpoint() -> tempfile::TempDir {
+    // Test files need not survive a power cut.
+    set_durable(false);
+    let dir = tempfile::tempdir().unwrap();
+    CheckpointDir::create(dir.path()).unwrap();
+    dir
+}
+
+/// What computing every level reported.
+struct Levels {
+    /// States at each depth.
+    depths: Vec<u64>,
+    /// Shards the cache did not hold when asked, over all tasks.
+    misses: u64,
+}
+
+/// Computes levels 1, 2, … every chunk in turn until a level is empty.
+fn levels(runner: &mut TaskRunner) -> Levels {
+    let chunks = runner.ctx.job.chunking.chunks();
+    let mut out = Levels {
+        depths: vec![1],
+        misses: 0,
+    };
+    for from in 0.. {
+        let mut states = 0;
+        for chunk in 0..chunks {
+            let task = runner.compute_chunk(from, chunk, &|_| {}).unwrap();
+            states += task.states;
+            out.misses += task.io.cache.lookups - task.io.cache.hits;
+        }
+        if states == 0 {
+            break;
+        }
+        out.depths.push(states);
+    }
+    out
+}
+
+#[test]
+fn a_batch_of_shards_computes_the_table_of_one_shard_at_a_time() {
+    // By pieces (72 shards) and reduced by the symmetries (classes of keys).
+    for (spec, k, board) in [
+        ("loopover:3x3 --no-symmetry", Some(2), "3x3"),
+        ("loopover:3x3", None, "3x3"),
+    ] {
+        let job = job(spec, k, 8);
+        let mut tables = Vec::new();
+        for one_at_a_time in [false, true] {
+            let dir = checkpoint();
+            let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2).unwrap();
+            if one_at_a_time {
+                runner.batch = 1;
+            } else {
+                assert!(runner.batch > 1, "{}: the budget has room for a batch", spec);
+            }
+            tables.push(levels(&mut runner).depths);
+        }
+        assert_eq!(tables[0], published(board), "{} in batches", spec);
+        assert_eq!(tables[1], published(board), "{} one shard at a time", spec);
+    }
+}
+
+#[test]
+fn a_budget_smaller_than_a_level_evicts_and_gives_the_same_table() {
+    let job = job("loopover:3x3 --no-symmetry", Some(2), 4);
+    let req = requirements(&job);
+    let smallest = req.min_worker_bytes;
+    // What the smallest budget leaves for shards beside the tables.
+    let shards = smallest - req.table_bytes;
+    assert!(
+        shards < job.space.level_bytes() as u64 / 2,
+        "room for {} bytes of shards",
+        shards
+    );
+    let mut misses = Vec::new();
+    for budget in [smallest, 64 << 20] {
+        let dir = checkpoint();
+        let mut runner = TaskRunner::new(job.clone(), dir.path(), budget, 1).unwrap();
+        let run = levels(&mut runner);
+        assert_eq!(run.depths, published("3x3"), "budget {}", budget);
+        assert!(runner.cache_peak() <= budget, "budget {}", budget);
+        misses.push(run.misses);
+    }
+    // Evicted shards are read again; with room for every level, never.
+    assert!(misses[0] > misses[1], "misses {:?}", misses);
+}
+
+#[test]
+fn sparse_levels_are_written_as_empty_index_entries() {
+    // 72 shards of two pieces' places: level 1 (12 states) touches few.
+    let job = job("loopover:3x3 --no-symmetry", Some(2), 8);
+    let dir = checkpoint();
+    let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2).unwrap();
+    let run = levels(&mut runner);
+    assert_eq!(run.depths, published("3x3"));
+    let checkpoint = CheckpointDir::existing(dir.path());
+    let (mut empty, mut wholly_empty_chunks) = (0, 0);
+    for (level, &count) in run.depths.iter().enumerate().skip(1) {
+        let mut popcount = 0;
+        for chunk in 0..job.chunking.chunks() {
+            let id = job
+                .chunking
+                .id(job.fingerprint(), level as u32, chunk, job.space.shard_words());
+            let reader = ChunkReader::open(&checkpoint.chunk_path(level as u32, chunk), &id).unwrap();
+            reader.verify_all().unwrap();
+            let entries = reader.entries();
+            let empties = entries.iter().filter(|e| e.popcount == 0).count();
+            assert!(
+                entries.iter().all(|e| e.popcount > 0 || e.length == 0),
+                "an empty shard stores no bytes"
+            );
+            empty += empties;
+            wholly_empty_chunks += usize::from(empties == entries.len());
+            popcount += reader.header().popcount;
+        }
+        // Without reduction a bit is a state: the files hold the table.
+        assert_eq!(popcount, count, "level {}", level);
+    }
+    assert!(empty > 0 && wholly_empty_chunks > 0, "{} empty shards", empty);
+}
+
+/// A job of several levels computed into a checkpoint, and the chunk of
+/// level 2 that holds its first non-empty shard, with that shard's entry.
+fn computed() -> (Job, tempfile::TempDir, u64, ShardEntry) {
+    let job = job("loopover:3x3 --no-symmetry", Some(2), 8);
+    let dir = checkpoint();
+    let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2).unwrap();
+    assert_eq!(levels(&mut runner).depths, published("3x3"));
+    let checkpoint = CheckpointDir::existing(dir.path());
+    for chunk in 0..job.chunking.chunks() {
+        let id = job.chunking.id(job.fingerprint(), 2, chunk, job.space.shard_words());
+        let reader = ChunkReader::open(&checkpoint.chunk_path(2, chunk), &id).unwrap();
+        if let Some(entry) = reader.entries().iter().find(|e| e.length > 0) {
+            return (job, dir, chunk, *entry);
+        }
+    }
+    panic!("level 2 has states")
+}
+
+/// The errors of computing level 3 from level 2, every chunk, by a fresh
+/// runner (nothing cached: every input comes from the files).
+fn level_3_errors(job: &Job, dir: &Path) -> Vec<TaskError> {
+    let mut runner = TaskRunner::new(job.clone(), dir, 64 << 20, 2).unwrap();
+    (0..job.chunking.chunks())
+        .filter_map(|chunk| runner.compute_chunk(2, chunk, &|_| {}).err())
+        .collect()
+}
+
+/// Asserts that `errors` are reports of a corrupt `(level, chunk)`.
+fn assert_corrupt(errors: &[TaskError], level: u32, chunk: u64) {
+    assert!(!errors.is_empty(), "the damage went unnoticed");
+    for e in errors {
+        match e {
+            TaskError::CorruptInput { level: l, chunk: c, .. } => assert_eq!((*l, *c), (level, chunk), "{}", e),
+            other => panic!("not a corrupt input: {}", other),
+        }
+    }
+}
+
+#[test]
+fn a_damaged_shard_is_a_corrupt_input_naming_its_level_and_chunk() {
+    let (job, dir, chunk, entry) = computed();
+    let path = CheckpointDir::existing(dir.path()).chunk_path(2, chunk);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[(entry.offset + entry.length / 2) as usize] ^= 0x10;
+    std::fs::write(&path, bytes).unwrap();
+    assert_corrupt(&level_3_errors(&job, dir.path()), 2, chunk);
+}
+
+#[test]
+fn a_truncated_or_missing_chunk_file_is_a_corrupt_input() {
+    let (job, dir, chunk, _) = computed();
+    let path = CheckpointDir::existing(dir.path()).chunk_path(2, chunk);
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    assert_corrupt(&level_3_errors(&job, dir.path()), 2, chunk);
+    std::fs::remove_file(&path).unwrap();
+    let errors = level_3_errors(&job, dir.path());
+    assert_corrupt(&errors, 2, chunk);
+    assert!(
+        errors.iter().all(|e| e.to_string().ends_with("missing")),
+        "{}",
+        errors[0]
+    );
+}
