@@ -6,6 +6,7 @@
 
 mod common;
 
+use cayley_tests::checkpoint::printed_resume_dir;
 use common::{assert_refused, cayley, stderr};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -86,15 +87,6 @@ refused_inputs! {
         => ["cannot create directory", "a-file/ck"];
     plan_zero_nodes: ["plan", "loopover:2x3", "--nodes", "0"] => ["--nodes", "at least 1"];
     resume_of_nothing: ["resume", "{dir}/ck"] => ["not a cayley checkpoint directory"];
-}
-
-/// The `cayley resume DIR` a stopped run printed.
-fn printed_resume_dir(err: &str) -> PathBuf {
-    let tail = err
-        .split("`cayley resume ")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no resume command in {:?}", err));
-    PathBuf::from(tail.split('`').next().expect("closing backquote"))
 }
 
 /// `cayley args…` run in `cwd`, with extra environment.

@@ -107,6 +107,17 @@ impl Dirs {
     }
 }
 
+/// The checkpoint named by the `cayley resume DIR` a stopped or failed
+/// run printed.
+pub fn printed_resume_dir(err: &str) -> PathBuf {
+    let tail = err
+        .split("`cayley resume ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no resume command in {:?}", err));
+    PathBuf::from(tail.split('`').next().expect("closing backquote"))
+}
+
+/// The file of chunk `chunk` of level `level`.
 pub fn chunk_file(ck: &Path, level: u32, chunk: u64) -> PathBuf {
     ck.join("levels")
         .join(format!("L{:04}", level))

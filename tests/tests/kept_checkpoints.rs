@@ -15,21 +15,13 @@ use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_shared::search::resources::requirements;
+use cayley_tests::checkpoint::printed_resume_dir;
 use cayley_tests::published::published_loopover_mtm;
 use cayley_tests::{cayley, cayley_env, json_u64s, read_json, stderr_text, test_dir};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
-}
-
-/// The checkpoint named by the `cayley resume DIR` a failed run printed.
-fn printed_resume_dir(err: &str) -> PathBuf {
-    let tail = err
-        .split("`cayley resume ")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no resume command in {:?}", err));
-    PathBuf::from(tail.split('`').next().expect("closing backquote"))
 }
 
 #[test]
