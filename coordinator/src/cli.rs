@@ -40,7 +40,7 @@ pub enum Command {
 #[derive(Args, Debug, Clone)]
 pub struct PuzzleArgs {
     /// Puzzle spec: loopover:RxC, sliding:RxC, varikon, turnstyle:N, turnstyle-cayley:N,
-    /// pancake:N, burnt-pancake:N, reversals:N, lrx:N[:K], top-spin:N[:K], coxeter:N,
+    /// pancake:N, burnt-pancake:N, reversals:N, lrx:N (or lrx:N:K), top-spin:N (or :N:K), coxeter:N,
     /// cyclic-coxeter:N, transpositions:N, star:N, perm:FILE or tws:FILE (see README.md).
     pub puzzle: String,
     /// Metric: `mtm` (shift a line by any amount = 1 move) or `stm` (one cell = 1 move).
