@@ -223,17 +223,19 @@ pub fn binary(name: &str) -> PathBuf {
         .and_then(|m| m.modified())
         .unwrap_or_else(|_| panic!("{} is missing: {}", bin.display(), build));
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
-    if let Some(newer) = newest_source(workspace).filter(|(t, _)| *t > built) {
+    if let Some(newer) = newest_source(workspace, name).filter(|(t, _)| *t > built) {
         panic!("{} is older than {}: {}", bin.display(), newer.1.display(), build);
     }
     bin
 }
 
-/// The most recently modified file the binaries are built from: the
-/// sources of the four packages they consist of, their build script and
-/// the protocol definition (not their tests, which leave the binaries as
-/// they are).
-fn newest_source(workspace: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
+/// The most recently modified file binary `name` is built from: the
+/// sources of the packages it consists of, the protocol's build script and
+/// definition (not their tests, which leave the binaries as they are).
+/// Only its own packages: cargo does not relink `cayley-worker` when the
+/// coordinator changes, and counting the coordinator's sources refused a
+/// worker binary that was up to date.
+fn newest_source(workspace: &Path, name: &str) -> Option<(std::time::SystemTime, PathBuf)> {
     fn walk(path: &Path, newest: &mut Option<(std::time::SystemTime, PathBuf)>) {
         let Ok(meta) = std::fs::metadata(path) else {
             return;
@@ -249,7 +251,12 @@ fn newest_source(workspace: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
         }
     }
     let mut newest = None;
-    for package in ["coordinator", "worker", "shared", "proto"] {
+    let packages: &[&str] = if name == "cayley" {
+        &["coordinator", "worker", "shared", "proto"]
+    } else {
+        &["worker", "shared", "proto"]
+    };
+    for package in packages {
         walk(&workspace.join(package).join("src"), &mut newest);
     }
     walk(&workspace.join("proto").join("build.rs"), &mut newest);
