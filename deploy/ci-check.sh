@@ -372,7 +372,8 @@ slurm_published_2x5() {
 }
 
 # Independent facts about loopover:2x6 from tests/data/published.md: the group
-# is S_12 (R·C even), so 12! states, and the diameter is 14 (seed 002, Table 4).
+# is S_12 (R·C even), so 12! states, and the diameter is 14 (the published
+# table of tests/data/loopover-mtm.csv).
 check_2x6_facts() { # RESULT_DIR
   local states diameter want_d
   want_d=$(grep -oE '2×6 = [0-9]+' "$REPO/tests/data/published.md" | grep -oE '[0-9]+$')
