@@ -7,8 +7,8 @@
 
 mod common;
 
+use cayley_tests::bfs_counts;
 use common::{assert_refused, cayley, stderr};
-use std::collections::HashMap;
 
 /// The depth table `cayley run spec` writes.
 fn run_table(spec: &str) -> Vec<u64> {
@@ -26,58 +26,38 @@ fn run_table(spec: &str) -> Vec<u64> {
         .collect()
 }
 
-/// States of `start` at each distance under `moves` (each maps a state to
-/// its neighbour), by breadth-first search with a hash map of distances.
-fn bfs<S: Clone + Eq + std::hash::Hash>(start: S, moves: &[Step<S>]) -> Vec<u64> {
-    let mut distance = HashMap::from([(start.clone(), 0usize)]);
-    let mut frontier = vec![start];
-    let mut table = vec![1u64];
-    while !frontier.is_empty() {
-        let mut next = Vec::new();
-        for state in &frontier {
-            for m in moves {
-                let t = m(state);
-                if !distance.contains_key(&t) {
-                    distance.insert(t.clone(), table.len());
-                    next.push(t);
-                }
-            }
-        }
-        if !next.is_empty() {
-            table.push(next.len() as u64);
-        }
-        frontier = next;
-    }
-    table
+/// One generator: a state to its neighbour.
+type Step = Box<dyn Fn(&[u8]) -> Vec<u8>>;
+
+type Moves = Vec<Step>;
+
+/// The plain search (`cayley_tests::bfs_counts`) under `moves`.
+fn bfs(start: Vec<u8>, moves: &[Step]) -> Vec<u64> {
+    bfs_counts(start, |s| moves.iter().map(|m| m(s)).collect())
 }
 
-/// One generator: a state to its neighbour.
-type Step<S> = Box<dyn Fn(&S) -> S>;
-
-type Moves = Vec<Step<Vec<u8>>>;
-
 /// Reverses positions `i..=j`.
-fn reverse(i: usize, j: usize) -> Step<Vec<u8>> {
-    Box::new(move |s: &Vec<u8>| {
-        let mut t = s.clone();
+fn reverse(i: usize, j: usize) -> Step {
+    Box::new(move |s: &[u8]| {
+        let mut t = s.to_vec();
         t[i..=j].reverse();
         t
     })
 }
 
 /// Swaps positions `i` and `j`.
-fn swap(i: usize, j: usize) -> Step<Vec<u8>> {
-    Box::new(move |s: &Vec<u8>| {
-        let mut t = s.clone();
+fn swap(i: usize, j: usize) -> Step {
+    Box::new(move |s: &[u8]| {
+        let mut t = s.to_vec();
         t.swap(i, j);
         t
     })
 }
 
 /// Rotates the whole arrangement left (`true`) or right.
-fn rotate(left: bool) -> Step<Vec<u8>> {
-    Box::new(move |s: &Vec<u8>| {
-        let mut t = s.clone();
+fn rotate(left: bool) -> Step {
+    Box::new(move |s: &[u8]| {
+        let mut t = s.to_vec();
         if left {
             t.rotate_left(1)
         } else {
@@ -151,21 +131,21 @@ fn the_other_families_match_a_plain_search() {
 
 #[test]
 fn burnt_pancakes_match_a_plain_search_of_signed_stacks() {
-    // A pancake is its number and its side, +1 burnt side down; flipping
-    // the top i reverses them and turns each over.
-    let n = 5i8;
-    let flips: Vec<Step<Vec<i8>>> = (1..=n as usize)
-        .map(|i| -> Step<Vec<i8>> {
-            Box::new(move |s: &Vec<i8>| {
-                let mut t = s.clone();
+    // A pancake is 2·number + side, side 1 burnt side up; flipping the top
+    // i reverses them and turns each over.
+    let n = 5usize;
+    let flips: Moves = (1..=n)
+        .map(|i| -> Step {
+            Box::new(move |s: &[u8]| {
+                let mut t = s.to_vec();
                 t[..i].reverse();
-                t[..i].iter_mut().for_each(|p| *p = -*p);
+                t[..i].iter_mut().for_each(|p| *p ^= 1);
                 t
             })
         })
         .collect();
     let table = run_table("burnt-pancake:5");
-    assert_eq!(table, bfs((1..=n).collect(), &flips));
+    assert_eq!(table, bfs((0..n as u8).map(|p| 2 * p).collect(), &flips));
     // 2^5·5! signed stacks.
     assert_eq!(table.iter().sum::<u64>(), 32 * 120);
 }
