@@ -11,7 +11,9 @@
 #   a running benchmark) and starts `cayley run PUZZLE` with the checkpoint
 #   in DIR/ck. Later calls: `cayley resume DIR/ck` with the same binary.
 #   MEMORY (default 6G) is the worker budget; THREADS (default: all cores);
-#   ANTIPODES (default 10) how many antipode classes to list.
+#   ANTIPODES (default 10) how many antipode classes to list; KEEP (default
+#   last2) the --keep-levels retention (every:3 keeps words cheap to find
+#   when the early levels are far below the last two).
 # Each session appends its output to DIR/log and its peak RSS and times to
 # DIR/time.N; interrupt with `kill -INT <pid of cayley>` and call again to
 # resume. The result lands in DIR/out.
@@ -22,6 +24,7 @@ shift 2
 memory=${MEMORY:-6G}
 threads=${THREADS:-$(nproc)}
 antipodes=${ANTIPODES:-10}
+keep=${KEEP:-last2}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 if [ ! -x "$dir/cayley" ]; then
@@ -32,7 +35,7 @@ if [ -f "$dir/ck/manifest.json" ]; then
   command=(resume "$dir/ck")
 else
   # shellcheck disable=SC2206 # the puzzle's options split on purpose
-  command=(run $puzzle --checkpoint-dir "$dir/ck" --keep-levels last2 "$@")
+  command=(run $puzzle --checkpoint-dir "$dir/ck" --keep-levels "$keep" "$@")
 fi
 session=$(find "$dir" -maxdepth 1 -name 'time.*' | wc -l)
 echo "$(date -u +%FT%TZ) session $session: cayley ${command[*]}" >> "$dir/log"

@@ -45,6 +45,11 @@ pub struct WalkBudgetSpent;
 /// three words in 4 s.
 pub const LONG_WALK_PROBES: u64 = 1 << 22;
 
+/// Membership tests one shard load of a bounded walk counts for: the
+/// budget of [`LONG_WALK_PROBES`] then allows 1,024 loads, about 10 s of
+/// reading 5 MiB shards, however scattered the sampled words land.
+pub const SHARD_LOAD_TESTS: u64 = 1 << 12;
+
 /// Picks the first `limit` states of level `depth` and finds a shortest
 /// solving word for each through the earlier levels that are `kept` (level
 /// 0 always is), testing at most `max_probes` states for membership in a
@@ -148,6 +153,15 @@ impl LevelBits<'_> {
         Ok(())
     }
 
+    /// Counts one shard load as [`SHARD_LOAD_TESTS`] attempts.
+    fn charge_load(&mut self) -> anyhow::Result<()> {
+        if *self.probes_left < SHARD_LOAD_TESTS {
+            return Err(WalkBudgetSpent.into());
+        }
+        *self.probes_left -= SHARD_LOAD_TESTS;
+        Ok(())
+    }
+
     fn contains(&mut self, state: &[u8]) -> anyhow::Result<bool> {
         self.charge()?;
         let (shard, word, bit) = self.job.space.locate(state);
@@ -155,6 +169,12 @@ impl LevelBits<'_> {
             if self.shards.len() >= WALK_SHARDS {
                 self.shards.clear();
             }
+            // A load reads and decompresses a whole shard (megabytes): it
+            // costs as many tests as the cheap lookups it stands for, so a
+            // bounded walk that jumps between shards ends in seconds, not
+            // hours (cyclic-coxeter:14's jump 48 → 26 read ~400 shards a
+            // second and would have spent its 2^22 tests in some 3 hours).
+            self.charge_load()?;
             let words = self.source.shard(self.level, shard)?;
             self.shards.insert(shard, words);
         }
@@ -284,6 +304,55 @@ pub fn first_states(job: &Job, source: &mut dyn LevelSource, depth: u32, limit: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A level source whose deepest level holds the last state of the
+    /// space and whose other levels are empty, counting the loads the walk
+    /// makes (those of the other levels).
+    struct OneStateSource {
+        words: usize,
+        depth: u32,
+        last_shard: u64,
+        loads: u64,
+    }
+
+    impl LevelSource for OneStateSource {
+        fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<Vec<u64>> {
+            let mut words = vec![0u64; self.words];
+            if level == self.depth {
+                if shard == self.last_shard {
+                    words[self.words - 1] = 1 << 63;
+                }
+            } else {
+                self.loads += 1;
+            }
+            Ok(words)
+        }
+    }
+
+    #[test]
+    fn a_bounded_walk_stops_after_a_bounded_number_of_shard_loads() {
+        // 10! states in 90 shards; a jump of 10 moves into an empty level
+        // never succeeds, so the walk spends its whole budget. Counted in
+        // tests alone it would load a shard for most of its 2^22 tests.
+        let puzzle = crate::puzzle::parse_puzzle("cyclic-coxeter:10", crate::puzzle::Metric::Mtm).unwrap();
+        let job = Job::new(puzzle, Some(2)).unwrap();
+        assert_eq!(job.space.shards(), 90);
+        let mut source = OneStateSource {
+            words: job.space.shard_words(),
+            depth: 10,
+            last_shard: job.space.shards() - 1,
+            loads: 0,
+        };
+        let kept = |l: u32| l == 0 || l == 10;
+        let err = find_antipodes(&job, &mut source, 10, 1, &kept, LONG_WALK_PROBES).unwrap_err();
+        assert!(err.is::<WalkBudgetSpent>(), "{:#}", err);
+        assert!(source.loads > 0);
+        assert!(
+            source.loads <= LONG_WALK_PROBES / SHARD_LOAD_TESTS,
+            "{} shard loads",
+            source.loads
+        );
+    }
 
     #[test]
     fn a_walk_fits_when_no_jump_is_longer_than_the_stride() {
