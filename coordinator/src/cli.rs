@@ -4,6 +4,7 @@ use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::puzzle::{job_spec_with, Metric, TwsOptions};
 use cayley_shared::units::parse_size;
 use cayley_worker::args::at_least_one;
+use cayley_worker::faults::{DiskFullFault, FreeSpaceFault};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -139,6 +140,8 @@ pub struct LocalArgs {
     /// Print only the final table (no progress bars).
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub fault: DiskFullFault,
 }
 
 #[derive(Args, Debug)]
@@ -165,6 +168,8 @@ pub struct RunArgs {
     /// more than is free; a disk that fills up stops the job cleanly, to be resumed.
     #[arg(long)]
     pub ignore_disk_check: bool,
+    #[command(flatten)]
+    pub fault: FreeSpaceFault,
 }
 
 #[derive(Args, Debug)]
@@ -221,6 +226,8 @@ pub struct ServeArgs {
     /// Print only the final table.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub fault: FreeSpaceFault,
 }
 
 #[derive(Args, Debug)]
@@ -283,6 +290,8 @@ pub struct InfoArgs {
     /// Plan the disk of a search that stops after depth D (as `run --max-depth D`).
     #[arg(long, value_name = "D")]
     pub max_depth: Option<u32>,
+    #[command(flatten)]
+    pub fault: FreeSpaceFault,
 }
 
 /// Which puzzle to bound.

@@ -9,6 +9,7 @@ use crate::server::finish::result_and_antipodes_of;
 use crate::server::state::{JobState, Phase};
 use crate::server::{self, ServeOptions};
 use cayley_shared::files::checkpoint::CheckpointDir;
+use cayley_shared::files::WriteOptions;
 use cayley_shared::job::Job;
 use cayley_shared::search::antipodes::Antipode;
 use cayley_shared::search::resources::{check_budget, default_budget};
@@ -32,6 +33,9 @@ pub struct LocalJob {
     pub out: PathBuf,
     /// Workers, threads, memory and what to print.
     pub local: LocalArgs,
+    /// How the coordinator and its workers write the checkpoint: not
+    /// durable for a temporary one.
+    pub write: WriteOptions,
 }
 
 /// A job run to the end: what was written to the result folder, and the
@@ -105,6 +109,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
         fresh,
         out,
         local,
+        write,
         ..
     } = task;
     let workers = local.workers as usize;
@@ -116,6 +121,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
         fresh,
         Duration::from_secs(30),
         Box::new(LevelBars::new(local.quiet)),
+        write,
     )?;
     if state.phase == Phase::Finished {
         // `resume` of a finished job only rewrites the results. Starting
@@ -165,6 +171,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
             tls_ca: None,
             patience: Duration::from_secs(10),
             job: Some(job.clone()),
+            write,
         };
         set.spawn(run_worker(config));
     }

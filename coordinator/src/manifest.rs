@@ -20,6 +20,7 @@
 use anyhow::Context;
 use cayley_shared::files::checkpoint::{CheckpointDir, KeepLevels, MANIFEST_FILE};
 use cayley_shared::files::format::{FORMAT_VERSION, OLDEST_READABLE_VERSION};
+use cayley_shared::files::WriteOptions;
 use cayley_shared::job::Job;
 use cayley_shared::space::Space;
 use serde::{Deserialize, Serialize};
@@ -315,17 +316,18 @@ pub fn load_manifest(dir: &CheckpointDir) -> anyhow::Result<Option<Manifest>> {
     }
 }
 
-/// Rewrites the manifest atomically (temp file, fsync, rename, fsync dir).
-pub fn save_manifest(dir: &CheckpointDir, manifest: &Manifest) -> anyhow::Result<()> {
+/// Rewrites the manifest atomically (temp file, fsync, rename, fsync dir;
+/// the fsyncs only when `write` is durable).
+pub fn save_manifest(dir: &CheckpointDir, manifest: &Manifest, write: WriteOptions) -> anyhow::Result<()> {
     let path = dir.manifest_path();
     let tmp = dir.root().join(format!("{}.tmp", MANIFEST_FILE));
     let bytes = serde_json::to_vec_pretty(manifest)?;
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(&bytes)?;
-        cayley_shared::files::format::sync_file(&f)?;
+        write.sync_file(&f)?;
         std::fs::rename(&tmp, &path)?;
-        cayley_shared::files::format::sync_parent_dir(&path)
+        write.sync_parent_dir(&path)
     };
     write().with_context(|| format!("cannot write {}", path.display()))
 }
@@ -334,6 +336,8 @@ pub fn save_manifest(dir: &CheckpointDir, manifest: &Manifest) -> anyhow::Result
 pub struct Journal {
     path: PathBuf,
     file: std::fs::File,
+    /// Whether [`Journal::sync`] fsyncs.
+    write: WriteOptions,
     unsynced: bool,
     last_sync: Instant,
 }
@@ -343,8 +347,9 @@ pub const JOURNAL_SYNC_INTERVAL: Duration = Duration::from_secs(1);
 
 impl Journal {
     /// Opens the journal of `level` for appending; `fresh` empties it first
-    /// (a level that is only now starting has no valid records).
-    pub fn open(dir: &CheckpointDir, level: u32, fresh: bool) -> anyhow::Result<Journal> {
+    /// (a level that is only now starting has no valid records). Its syncs
+    /// fsync when `write` is durable.
+    pub fn open(dir: &CheckpointDir, level: u32, fresh: bool, write: WriteOptions) -> anyhow::Result<Journal> {
         let path = dir.journal_path(level);
         std::fs::create_dir_all(dir.level_dir(level))
             .with_context(|| format!("cannot create {}", dir.level_dir(level).display()))?;
@@ -361,6 +366,7 @@ impl Journal {
         Ok(Journal {
             path,
             file,
+            write,
             unsynced: false,
             last_sync: Instant::now(),
         })
@@ -391,7 +397,8 @@ impl Journal {
     /// Makes every appended record durable.
     pub fn sync(&mut self) -> anyhow::Result<()> {
         if self.unsynced {
-            cayley_shared::files::format::sync_file(&self.file)
+            self.write
+                .sync_file(&self.file)
                 .with_context(|| format!("cannot write {}", self.path.display()))?;
             self.unsynced = false;
         }

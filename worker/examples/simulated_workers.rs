@@ -11,12 +11,19 @@
 
 use cayley_proto::{lease_reply, task_update, LeaseRequest, RegisterRequest, TaskDone, TaskUpdate, PROTOCOL_VERSION};
 use cayley_shared::files::checkpoint::CheckpointDir;
-use cayley_shared::files::format::{set_durable, write_chunk};
+use cayley_shared::files::format::write_chunk;
+use cayley_shared::files::WriteOptions;
 use cayley_worker::client::{job_of, Link};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// Only the coordinator's costs are measured: files without fsync.
+const WRITE: WriteOptions = WriteOptions {
+    durable: false,
+    fail_disk_full_at: None,
+};
 
 async fn simulate(link: Link, name: String, reported: Arc<AtomicU64>) -> anyhow::Result<()> {
     let mut client = link.connect(Instant::now()).await?;
@@ -55,7 +62,7 @@ async fn simulate(link: Link, name: String, reported: Arc<AtomicU64>) -> anyhow:
         let zeros = zeros.clone();
         let (header, bytes) = tokio::task::spawn_blocking(move || {
             let _ = std::fs::create_dir(path.parent().expect("level directory"));
-            write_chunk(&path, id, std::iter::repeat_n(&zeros[..], shards))
+            write_chunk(&path, id, std::iter::repeat_n(&zeros[..], shards), WRITE)
         })
         .await??;
         let done = TaskDone {
@@ -84,8 +91,6 @@ async fn main() -> anyhow::Result<()> {
         anyhow::bail!("usage: simulated_workers URL TOKEN WORKERS");
     };
     let workers: usize = workers.parse()?;
-    // Only the coordinator's costs are measured: files without fsync.
-    set_durable(false);
     let link = Link::new(url, Some(token), None, Duration::from_secs(30))?;
     let reported = Arc::new(AtomicU64::new(0));
     let started = Instant::now();

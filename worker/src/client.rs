@@ -7,6 +7,7 @@ use cayley_proto::{
     lease_reply, task_failed, task_update, IoStats, JobSpec, LeaseRequest, RegisterRequest, Task, TaskDone, TaskFailed,
     TaskProgress, TaskUpdate, PROTOCOL_VERSION,
 };
+use cayley_shared::files::WriteOptions;
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::parse_puzzle_with_file;
 use cayley_shared::units::human_bytes;
@@ -45,6 +46,10 @@ pub struct WorkerConfig {
     /// planning it again (the 4×4 Loopover's 499,961 key classes took 3.5 s
     /// of CPU to enumerate, once per process and once per worker).
     pub job: Option<Job>,
+    /// How the worker writes its chunk files: fsynced (not for the
+    /// temporary checkpoint of `cayley run`), and the test-only injected
+    /// full disk ([`crate::faults`]).
+    pub write: WriteOptions,
 }
 
 /// How a worker's run ended.
@@ -218,10 +223,10 @@ pub async fn run_worker(config: WorkerConfig) -> anyhow::Result<WorkerSummary> {
         threads,
         human_bytes(config.memory as u128)
     );
-    let memory = config.memory;
+    let (memory, write) = (config.memory, config.write);
     let runner = {
         let job = job.clone();
-        tokio::task::spawn_blocking(move || TaskRunner::new(job, &checkpoint, memory, threads)).await??
+        tokio::task::spawn_blocking(move || TaskRunner::new(job, &checkpoint, memory, threads, write)).await??
     };
     let runner = Arc::new(Mutex::new(runner));
     let mut tasks = 0u64;

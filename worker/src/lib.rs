@@ -8,11 +8,14 @@
 //! - [`client`]: registers with a coordinator, leases tasks, streams
 //!   progress and results.
 //! - [`args`]: command-line errors as one `error:` line (both binaries).
+//! - [`faults`]: the test-only fault injection both binaries take (hidden
+//!   options, or their `CAYLEY_FAULT_*` variables).
 //! - [`logging`]: the log subscriber (both binaries, `RUST_LOG`).
 
 pub mod args;
 pub mod cache;
 pub mod client;
+pub mod faults;
 pub mod logging;
 pub mod runner;
 pub mod slab;

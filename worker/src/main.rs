@@ -42,6 +42,8 @@ struct Args {
     /// The worker then registers again and goes on if the coordinator serves the same job.
     #[arg(long, value_name = "S", default_value_t = 300)]
     patience: u64,
+    #[command(flatten)]
+    fault: cayley_worker::faults::DiskFullFault,
 }
 
 #[tokio::main]
@@ -67,6 +69,8 @@ async fn main() {
         tls_ca: args.tls_ca,
         patience: Duration::from_secs(args.patience),
         job: None,
+        // A worker's checkpoint is the job's own: always durable.
+        write: args.fault.write_options(true),
     };
     match run_worker(config).await {
         Ok(summary) if summary.finished => {

@@ -13,6 +13,7 @@ use crate::cache::{Bits, CacheStats, ShardCache};
 use crate::slab::{Slab, Slot};
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::{ChunkId, ChunkReader, ChunkWriter, FormatError};
+use cayley_shared::files::WriteOptions;
 use cayley_shared::job::Job;
 use cayley_shared::kernel::context::SearchContext;
 use cayley_shared::kernel::task::TaskStats;
@@ -95,6 +96,8 @@ pub struct TaskResult {
 pub struct TaskRunner {
     ctx: SearchContext,
     checkpoint: CheckpointDir,
+    /// How output chunk files are written.
+    write: WriteOptions,
     fingerprint: u64,
     cache: ShardCache,
     files: Readers,
@@ -123,9 +126,16 @@ pub struct TaskRunner {
 }
 
 impl TaskRunner {
-    /// Prepares tables for `job`; level files are read from `checkpoint`.
-    /// Decompressed shards are kept within `memory_budget` bytes.
-    pub fn new(job: Job, checkpoint: &Path, memory_budget: u64, threads: usize) -> anyhow::Result<TaskRunner> {
+    /// Prepares tables for `job`; level files are read from `checkpoint`
+    /// and written there as `write` says. Decompressed shards are kept
+    /// within `memory_budget` bytes.
+    pub fn new(
+        job: Job,
+        checkpoint: &Path,
+        memory_budget: u64,
+        threads: usize,
+        write: WriteOptions,
+    ) -> anyhow::Result<TaskRunner> {
         cayley_shared::search::resources::check_budget(&job, memory_budget)?;
         let pool = Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).build()?);
         let fingerprint = job.fingerprint();
@@ -151,6 +161,7 @@ impl TaskRunner {
         Ok(TaskRunner {
             ctx,
             checkpoint: CheckpointDir::existing(checkpoint),
+            write,
             fingerprint,
             cache: ShardCache::new(cache_budget, shard_bytes, slab),
             files: Readers::new(),
@@ -397,7 +408,7 @@ impl TaskRunner {
             .or_else(|e| if level_dir.is_dir() { Ok(()) } else { Err(e) })
             .map_err(|e| TaskError::Unreadable(format!("cannot create {}: {}", level_dir.display(), e)))?;
         let path = self.checkpoint.chunk_path(out_level, chunk);
-        let mut writer = ChunkWriter::create(&path, self.id(out_level, chunk)).map_err(output_error)?;
+        let mut writer = ChunkWriter::create(&path, self.id(out_level, chunk), self.write).map_err(output_error)?;
         // Taken while the task runs (a failed task leaves fresh ones to the
         // next).
         let mut outputs = std::mem::take(&mut self.outputs);

@@ -8,7 +8,7 @@ use cayley_shared::puzzle::group::{order_of_points, puzzle_group_order};
 use cayley_shared::puzzle::{
     parse_puzzle, split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError,
 };
-use cayley_shared::search::resources::{default_budget, free_space, requirements};
+use cayley_shared::search::resources::{default_budget, requirements, FreeSpace};
 use cayley_shared::space::Space;
 use cayley_shared::units::human_bytes;
 use std::path::Path;
@@ -76,7 +76,7 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
     }
     print_plan(&job);
     let dir = args.checkpoint_dir.clone().unwrap_or_else(|| ".".into());
-    print_resources(&job, args.memory, &dir, args.max_depth);
+    print_resources(&job, args.memory, &dir, args.max_depth, args.fault.free_space());
     Ok(())
 }
 
@@ -181,7 +181,7 @@ fn print_plan(job: &Job) {
 }
 
 /// Memory per worker, files and disk, and whether this machine can run it.
-fn print_resources(job: &Job, memory: Option<u64>, checkpoint: &Path, max_depth: Option<u32>) {
+fn print_resources(job: &Job, memory: Option<u64>, checkpoint: &Path, max_depth: Option<u32>, free: FreeSpace) {
     let req = requirements(job);
     let budget = memory.unwrap_or_else(|| default_budget(1));
     println!(
@@ -203,7 +203,7 @@ fn print_resources(job: &Job, memory: Option<u64>, checkpoint: &Path, max_depth:
         "             a budget of {} holds a whole level: each shard is then read once per level",
         human_bytes(whole_level)
     );
-    let free = free_space(checkpoint);
+    let free = free.of(checkpoint);
     for keep in [KeepLevels::All, KeepLevels::Every(3), KeepLevels::Last2] {
         let need = req.disk_bytes_to(keep, max_depth);
         println!(

@@ -69,7 +69,10 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
     let out = OutDir::prepare(&out)?;
     manifest.out = Some(out.path.clone());
     // Saved now, so that the next resume keeps what this one was given.
-    save_manifest(&checkpoint, &manifest)?;
+    // Durable, whoever made the checkpoint: `run`'s temporary checkpoint
+    // that a failed run kept is resumed as a job of its own.
+    let write = local.fault.write_options(true);
+    save_manifest(&checkpoint, &manifest, write)?;
     run_local(LocalJob {
         job,
         checkpoint,
@@ -77,6 +80,7 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         temporary: None,
         out: out.path,
         local,
+        write,
     })
     .map(drop)
 }

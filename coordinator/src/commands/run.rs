@@ -53,6 +53,7 @@ fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, Owne
         args.keep_levels,
         args.max_depth,
         args.ignore_disk_check,
+        args.fault.free_space(),
     ) {
         if !existed {
             // Made only to ask its filesystem; a refused run leaves nothing.
@@ -79,8 +80,6 @@ fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, Owne
             (checkpoint, None, owner)
         }
         None => {
-            // Deleted after success: no fsyncs (see `set_durable`).
-            cayley_shared::files::format::set_durable(false);
             let temp = tempfile::Builder::new()
                 .prefix("cayley-checkpoint-")
                 .tempdir_in(&scratch)
@@ -93,6 +92,9 @@ fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, Owne
             (checkpoint, Some(temp), owner)
         }
     };
+    // A temporary checkpoint is deleted after success: no fsyncs (see
+    // `WriteOptions::durable`), neither the coordinator's nor its workers'.
+    let write = args.local.fault.write_options(args.checkpoint_dir.is_some());
     let definition = spec_file_text(&job.puzzle.spec)?;
     let mut fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);
     fresh.memory = args.local.memory;
@@ -104,6 +106,7 @@ fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, Owne
         temporary,
         out: out.to_path_buf(),
         local: args.local.clone(),
+        write,
     };
     Ok((task, owner))
 }

@@ -11,6 +11,7 @@ use crate::server::finish::result_of;
 use crate::server::state::{JobState, Phase};
 use crate::server::{self, ServeOptions};
 use cayley_shared::files::checkpoint::CheckpointDir;
+use cayley_shared::files::WriteOptions;
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::spec_file_text;
 use cayley_shared::search::resources::check_disk;
@@ -55,6 +56,9 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             fresh,
             Duration::from_secs(args.lease_secs as u64),
             Box::new(LevelBars::new(args.quiet)),
+            // The job's own checkpoint, on a cluster: durable, and no
+            // fault (the coordinator writes no chunk file).
+            WriteOptions::DURABLE,
         )?;
         let listener = tokio::net::TcpListener::bind(&args.listen)
             .await
@@ -156,7 +160,7 @@ fn open(args: &ServeArgs, given: Option<PathBuf>) -> anyhow::Result<Opened> {
             let out = OutDir::prepare(&out)?;
             m.out = Some(out.path.clone());
             // Saved now, so that the next resume keeps what this one was given.
-            save_manifest(&checkpoint, &m)?;
+            save_manifest(&checkpoint, &m, WriteOptions::DURABLE)?;
             (job, m, out)
         }
         None => {
@@ -170,6 +174,7 @@ fn open(args: &ServeArgs, given: Option<PathBuf>) -> anyhow::Result<Opened> {
                 args.keep_levels,
                 args.max_depth,
                 args.ignore_disk_check,
+                args.fault.free_space(),
             )?;
             let definition = spec_file_text(&job.puzzle.spec)?;
             let mut fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);

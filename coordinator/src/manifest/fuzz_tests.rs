@@ -217,7 +217,7 @@ fn check_manifest(bytes: &[u8]) {
                 assert!(format!("{:#}", e).contains(&dir.root().display().to_string()));
             }
             let copy = scratch("round-trip");
-            save_manifest(&copy, &m).unwrap();
+            save_manifest(&copy, &m, WriteOptions::DURABLE).unwrap();
             assert_eq!(load_manifest(&copy).unwrap(), Some(m), "saved and loaded back");
         }
         Ok(None) => panic!("{} exists but was not read", dir.manifest_path().display()),
@@ -233,7 +233,7 @@ fn check_manifest(bytes: &[u8]) {
 /// Journal lines of `records` as `Journal::append` writes them.
 fn journal_text(records: &[ChunkRecord]) -> Vec<u8> {
     let dir = scratch("journal-writer");
-    let mut journal = Journal::open(&dir, 1, true).unwrap();
+    let mut journal = Journal::open(&dir, 1, true, WriteOptions::DURABLE).unwrap();
     for r in records {
         journal.append(r).unwrap();
     }

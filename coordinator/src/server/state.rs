@@ -18,6 +18,7 @@ use crate::manifest::{read_journal, save_manifest, ChunkRecord, IoTotals, Journa
 use cayley_proto::{lease_reply, JobOver};
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::{verify_chunk, ChunkId};
+use cayley_shared::files::WriteOptions;
 use cayley_shared::job::Job;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -62,6 +63,9 @@ pub struct WorkerInfo {
 pub struct JobState {
     pub job: Job,
     pub checkpoint: CheckpointDir,
+    /// How the manifest and journals are written (not durable for the
+    /// temporary checkpoint of `cayley run`).
+    pub write: WriteOptions,
     pub manifest: Manifest,
     pub phase: Phase,
     pub workers: BTreeMap<u64, WorkerInfo>,
@@ -113,6 +117,7 @@ impl JobState {
         fresh: Manifest,
         lease_duration: Duration,
         reporter: Box<dyn Reporter>,
+        write: WriteOptions,
     ) -> anyhow::Result<JobState> {
         let existing = crate::manifest::load_manifest(&checkpoint)?;
         let manifest = match existing {
@@ -122,7 +127,7 @@ impl JobState {
                 m
             }
             None => {
-                save_manifest(&checkpoint, &fresh)?;
+                save_manifest(&checkpoint, &fresh, write)?;
                 fresh
             }
         };
@@ -131,6 +136,7 @@ impl JobState {
             puzzle_file: manifest.job.definition.clone(),
             job,
             checkpoint,
+            write,
             manifest,
             phase: Phase::Running,
             workers: BTreeMap::new(),
@@ -209,7 +215,7 @@ impl JobState {
                 Err(problem) => self.reporter.warn(&format!("{}; recomputing it", problem)),
             }
         }
-        self.journal = Some(Journal::open(&self.checkpoint, level, false)?);
+        self.journal = Some(Journal::open(&self.checkpoint, level, false, self.write)?);
         self.pending = (0..self.job.chunking.chunks())
             .filter(|c| !self.done.contains_key(c))
             .map(|c| (running.from_level, c))
@@ -244,7 +250,7 @@ impl JobState {
             from_level,
             seconds_before: 0.0,
         });
-        self.journal = Some(Journal::open(&self.checkpoint, from_level + 1, true)?);
+        self.journal = Some(Journal::open(&self.checkpoint, from_level + 1, true, self.write)?);
         self.done.clear();
         self.level_io = IoTotals::default();
         self.done_units = 0;

@@ -6,6 +6,7 @@ use crate::manifest::Manifest;
 use cayley_proto::coordinator_server::Coordinator;
 use cayley_proto::{lease_reply, RegisterRequest, TaskDone, TaskProgress, PROTOCOL_VERSION};
 use cayley_shared::files::checkpoint::{CheckpointDir, KeepLevels};
+use cayley_shared::files::WriteOptions;
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use std::sync::{Arc, Mutex};
@@ -25,6 +26,7 @@ fn state(dir: &std::path::Path, lease: Duration) -> JobState {
         manifest,
         lease,
         Box::new(Silent),
+        WriteOptions::DURABLE,
     )
     .unwrap()
 }

@@ -31,13 +31,14 @@
 //!
 //! Files are written to a unique temporary name, fsynced, renamed, and the
 //! directory fsynced, so a reader sees either nothing or the whole file and
-//! the rename survives a power loss.
+//! the rename survives a power loss (the fsyncs as [`WriteOptions`] say:
+//! a temporary checkpoint skips them).
 
+use crate::files::WriteOptions;
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use thiserror::Error;
 
 /// File magic.
@@ -65,9 +66,6 @@ pub const ZSTD_LEVEL: i32 = 1;
 pub const FRAME_BYTES: usize = 512 << 10;
 /// Bytes a chunk writer gathers before a write system call.
 const WRITE_BUFFER: usize = 1 << 20;
-/// Environment variable naming a `level:chunk` whose write fails as if the
-/// disk were full (fault injection for tests).
-pub const FAULT_DISK_FULL_ENV: &str = "CAYLEY_FAULT_DISK_FULL";
 
 thread_local! {
     /// Each thread's zstd compression context, made once: a fresh context
@@ -310,11 +308,6 @@ fn payload_bytes(words: &[u64]) -> &[u8] {
     bytemuck::cast_slice(words)
 }
 
-/// True when the fault-injection variable names this (level, chunk).
-fn injected_disk_full(level: u32, chunk: u64) -> bool {
-    std::env::var(FAULT_DISK_FULL_ENV).is_ok_and(|v| v == format!("{}:{}", level, chunk))
-}
-
 /// What [`ChunkWriter::push`] works out from a shard's words before
 /// writing them: the popcount, the checksum and the compressed frames.
 /// Made apart from the writer so that the shards of a batch are prepared
@@ -379,16 +372,21 @@ pub struct ChunkWriter {
     /// position) was 2 s of the 4×4 Loopover's depth 8, 475,000 shards.
     file: Option<BufWriter<File>>,
     id: ChunkId,
+    /// Whether [`Self::finish`] fsyncs.
+    options: WriteOptions,
     entries: Vec<ShardEntry>,
     position: u64,
     popcount: u64,
 }
 
 impl ChunkWriter {
-    /// Starts writing `path` (under a temporary name until [`finish`]).
+    /// Starts writing `path` (under a temporary name until [`finish`]),
+    /// fsynced or not and with the injected fault as `options` say: a
+    /// writer of the chunk named by [`WriteOptions::fail_disk_full_at`]
+    /// fails here with [`FormatError::DiskFull`] and creates nothing.
     ///
     /// [`finish`]: ChunkWriter::finish
-    pub fn create(path: &Path, id: ChunkId) -> Result<ChunkWriter, FormatError> {
+    pub fn create(path: &Path, id: ChunkId, options: WriteOptions) -> Result<ChunkWriter, FormatError> {
         let unique = format!(
             "{}.tmp-{}-{:x}",
             path.file_name().and_then(|n| n.to_str()).unwrap_or("chunk"),
@@ -399,7 +397,8 @@ impl ChunkWriter {
         );
         let tmp = path.with_file_name(unique);
         let io = |e| FormatError::io(path, e);
-        if injected_disk_full(id.level, id.chunk) {
+        if options.fails_disk_full_at(id.level, id.chunk) {
+            // ENOSPC, as the kernel reports a full disk.
             return Err(io(io::Error::from_raw_os_error(28)));
         }
         let mut file = BufWriter::with_capacity(WRITE_BUFFER, File::create(&tmp).map_err(io)?);
@@ -411,6 +410,7 @@ impl ChunkWriter {
             tmp,
             file: Some(file),
             id,
+            options,
             entries: Vec::with_capacity(id.shards as usize),
             position,
             popcount: 0,
@@ -474,7 +474,8 @@ impl ChunkWriter {
     }
 
     /// Writes the index and header, fsyncs, renames into place and fsyncs
-    /// the directory. Returns the header and the file size.
+    /// the directory (the fsyncs only when [`WriteOptions::durable`]).
+    /// Returns the header and the file size.
     pub fn finish(mut self) -> Result<(ChunkHeader, u64), FormatError> {
         assert_eq!(
             self.entries.len(),
@@ -490,17 +491,14 @@ impl ChunkWriter {
         };
         let file = self.file.take().expect("open until finished");
         let result = (|| -> io::Result<()> {
-            if injected_disk_full(self.id.level, self.id.chunk) {
-                return Err(io::Error::from_raw_os_error(28));
-            }
             let mut file = file.into_inner().map_err(|e| e.into_error())?;
             file.seek(SeekFrom::Start(0))?;
             file.write_all(&header.encode())?;
             file.write_all(&index)?;
-            sync_file(&file)?;
+            self.options.sync_file(&file)?;
             drop(file);
             std::fs::rename(&self.tmp, &self.path)?;
-            sync_parent_dir(&self.path)
+            self.options.sync_parent_dir(&self.path)
         })();
         result.map_err(|e| FormatError::io(&self.path, e))?;
         Ok((header, self.position))
@@ -516,45 +514,15 @@ impl Drop for ChunkWriter {
     }
 }
 
-/// Whether checkpoint writes are fsynced (see [`set_durable`]).
-static DURABLE: AtomicBool = AtomicBool::new(true);
-
-/// Turns the fsyncs of checkpoint files, journals and manifests on or off
-/// for the whole process. `cayley run` without `--checkpoint-dir` turns them
-/// off: its temporary checkpoint is deleted after success and kept only
-/// when the process ends early, which loses nothing the kernel's page cache
-/// holds; only a machine crash would need the fsyncs, and a temporary
-/// directory is not meant to outlive one. They were about a tenth of a
-/// small job's time (five per level on a 2×2×2 cube).
-pub fn set_durable(on: bool) {
-    DURABLE.store(on, Ordering::Relaxed);
-}
-
-/// Fsyncs `file` (data and metadata) unless durability is off.
-pub fn sync_file(file: &File) -> io::Result<()> {
-    if DURABLE.load(Ordering::Relaxed) {
-        file.sync_all()
-    } else {
-        Ok(())
-    }
-}
-
-/// Fsyncs the directory holding `path`, so a rename into it is durable
-/// (unless durability is off).
-pub fn sync_parent_dir(path: &Path) -> io::Result<()> {
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() && DURABLE.load(Ordering::Relaxed) => File::open(dir)?.sync_all(),
-        _ => Ok(()),
-    }
-}
-
-/// Writes a whole chunk from its shards' words (small chunks: level 0, tests).
+/// Writes a whole chunk from its shards' words (small chunks: level 0,
+/// tests), as [`ChunkWriter`] does with `options`.
 pub fn write_chunk<'a>(
     path: &Path,
     id: ChunkId,
     shards: impl IntoIterator<Item = &'a [u64]>,
+    options: WriteOptions,
 ) -> Result<(ChunkHeader, u64), FormatError> {
-    let mut writer = ChunkWriter::create(path, id)?;
+    let mut writer = ChunkWriter::create(path, id, options)?;
     for words in shards {
         writer.push(words)?;
     }

@@ -5,6 +5,11 @@
 //! - [`checkpoint`]: where each level's chunk files live in a checkpoint
 //!   directory, how a finished file is made durable, and the file identity
 //!   of a chunk of the job's [`crate::job::chunking`].
+//! - [`options`]: how this process writes them ([`WriteOptions`]: fsyncs
+//!   on or off, and the test-only injected full disk).
 
 pub mod checkpoint;
 pub mod format;
+pub mod options;
+
+pub use options::WriteOptions;

@@ -230,14 +230,16 @@ pub fn check_budget(job: &Job, budget: u64) -> anyhow::Result<()> {
 /// bound (levels are planned at their raw size unless the depth limit
 /// bounds them), so with `ignore` a shortfall is only a warning: a disk
 /// that does fill up stops the job cleanly, and `resume` continues it.
+/// The free space is found as `free` says.
 pub fn check_disk(
     job: &Job,
     checkpoint: &Path,
     keep: KeepLevels,
     max_depth: Option<u32>,
     ignore: bool,
+    free: FreeSpace,
 ) -> anyhow::Result<()> {
-    let Some(problem) = disk_shortfall(job, checkpoint, keep, max_depth) else {
+    let Some(problem) = disk_shortfall(job, checkpoint, keep, max_depth, free) else {
         return Ok(());
     };
     if !ignore {
@@ -255,9 +257,15 @@ pub fn check_disk(
 
 /// What the disk lacks for the job, as a sentence, or None when it fits
 /// (or its free space cannot be read).
-fn disk_shortfall(job: &Job, checkpoint: &Path, keep: KeepLevels, max_depth: Option<u32>) -> Option<String> {
+fn disk_shortfall(
+    job: &Job,
+    checkpoint: &Path,
+    keep: KeepLevels,
+    max_depth: Option<u32>,
+    free: FreeSpace,
+) -> Option<String> {
     let req = requirements(job);
-    let free = free_space(checkpoint)?;
+    let free = free.of(checkpoint)?;
     let need = req.disk_bytes_to(keep, max_depth);
     if (free as u128) < need {
         // Only last2 is suggested: every:K is estimated at about all's size.
@@ -288,16 +296,28 @@ fn disk_shortfall(job: &Job, checkpoint: &Path, keep: KeepLevels, max_depth: Opt
     None
 }
 
-/// Environment variable that makes every filesystem look as if it had
-/// this many bytes free (fault injection for tests of the disk check).
-pub const FAULT_FREE_BYTES_ENV: &str = "CAYLEY_FAULT_FREE_BYTES";
+/// Where the free space of a checkpoint's filesystem comes from, for the
+/// disk checks of `run`, `serve` and `info`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FreeSpace {
+    /// Asked of the filesystem: every real run.
+    #[default]
+    Measured,
+    /// Taken to be this many bytes, whatever the filesystem holds: fault
+    /// injection for the tests of the disk check, set only from the
+    /// binary's hidden `--fault-free-bytes` option (`cayley_worker::faults`).
+    Assumed(u64),
+}
 
-/// Bytes free for an unprivileged writer on the filesystem of `path`.
-pub fn free_space(path: &Path) -> Option<u64> {
-    if let Some(fake) = std::env::var(FAULT_FREE_BYTES_ENV).ok().and_then(|v| v.parse().ok()) {
-        return Some(fake);
+impl FreeSpace {
+    /// Bytes free for an unprivileged writer on the filesystem of `path`
+    /// (None when it cannot be read).
+    pub fn of(self, path: &Path) -> Option<u64> {
+        match self {
+            FreeSpace::Measured => fs4::available_space(path).ok(),
+            FreeSpace::Assumed(bytes) => Some(bytes),
+        }
     }
-    fs4::available_space(path).ok()
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 
 use crate::edits::{apply, config, edits, Edit};
 use cayley_shared::files::format::{read_chunk_header, verify_chunk, write_chunk, ChunkId, ChunkReader, HEADER_LEN};
+use cayley_shared::files::WriteOptions;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -54,7 +55,7 @@ fn samples() -> &'static [Sample] {
                     })
                     .collect();
                 let path = scratch().join(format!("sample-{}", shards));
-                write_chunk(&path, id, words.iter().map(|w| &w[..])).expect("write a sample");
+                write_chunk(&path, id, words.iter().map(|w| &w[..]), WriteOptions::DURABLE).expect("write a sample");
                 let bytes = std::fs::read(&path).expect("read a sample");
                 Sample {
                     id,

@@ -116,13 +116,68 @@ impl Cluster {
 
     /// The state column of a worker's status line ("busy", "idle 0 s", "lost, …").
     fn state_of(&self, name: &str) -> String {
+        self.tasks_and_state_of(name).1
+    }
+
+    /// A worker's line of `cayley status`.
+    fn line_of(&self, name: &str) -> String {
         let status = self.status();
         status
             .lines()
             .find(|l| l.contains(&format!(" {} ", name)))
-            .and_then(|l| l.rsplit("evals/s").next())
-            .map(|s| s.trim().to_string())
             .unwrap_or_else(|| panic!("no worker {} in {}", name, status))
+            .to_string()
+    }
+
+    /// A worker's id (`#2` in its status line).
+    fn id_of(&self, name: &str) -> u64 {
+        let line = self.line_of(name);
+        line.trim_start()
+            .strip_prefix('#')
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no worker id in {}", line))
+    }
+
+    /// How many leases of worker `id` the coordinator has said expired.
+    /// The expiry itself, not the worker shown lost: status shows a worker
+    /// lost once it is silent for a lease period, up to a second (the
+    /// coordinator's clock) before its lease is expired, and a report that
+    /// arrives in that second is still on time.
+    fn expiries_of(&mut self, id: u64) -> usize {
+        let said = format!("held by worker {} expired", id);
+        let coordinator = self.coordinator.as_mut().expect("running");
+        coordinator.stderr_text().matches(&said).count()
+    }
+
+    /// The tasks a worker has done and its state, as `cayley status` shows them.
+    fn tasks_and_state_of(&self, name: &str) -> (u64, String) {
+        let line = self.line_of(name);
+        let tasks = line
+            .split(" tasks")
+            .next()
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no task count in {}", line));
+        let state = line.rsplit("evals/s").next().unwrap_or_default().trim().to_string();
+        (tasks, state)
+    }
+
+    /// Whether the coordinator, with both workers stopped, sees the cut-off
+    /// worker holding a lease: busy, and still busy with the same task count
+    /// a moment later. A result it sent just before it stopped may still be
+    /// on its way (the coordinator, on a loaded machine, slow to take it
+    /// in): the worker then looks busy with a task it has in fact finished,
+    /// and nothing it sends into the cut would be late. Such a result shows
+    /// as a change between the two looks.
+    fn cut_off_holds_a_lease(&self) -> bool {
+        std::thread::sleep(Duration::from_millis(300));
+        let first = self.tasks_and_state_of("cut-off");
+        if first.1 != "busy" {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        self.tasks_and_state_of("cut-off") == first
     }
 
     /// Late reports refused so far.
@@ -164,15 +219,18 @@ impl Drop for Cluster {
 #[test]
 fn a_report_sent_into_a_cut_link_arrives_late_and_is_refused() {
     let Some(net) = net() else { return };
-    let c = cluster(net);
+    let mut c = cluster(net);
     assert!(wait_until(LONG, || c.levels_done() >= 3), "level 2 never finished");
+    let cut_off = c.id_of("cut-off");
     let mut caught = false;
     for _ in 0..20 {
         // Catch the cut-off worker holding a lease, everyone stopped.
         pause(&c.cut_off);
         pause(&c.steady);
-        std::thread::sleep(Duration::from_millis(300));
-        if c.state_of("cut-off") != "busy" {
+        // Counted before the lease is seen held, so that its expiry cannot
+        // be among them.
+        let expired_before = c.expiries_of(cut_off);
+        if !c.cut_off_holds_a_lease() {
             signal(&c.cut_off, libc::SIGCONT);
             signal(&c.steady, libc::SIGCONT);
             std::thread::sleep(Duration::from_millis(50));
@@ -184,9 +242,11 @@ fn a_report_sent_into_a_cut_link_arrives_late_and_is_refused() {
         c.net.cut(0);
         signal(&c.cut_off, libc::SIGCONT);
         assert!(
-            wait_until(LONG, || c.state_of("cut-off").starts_with("lost")),
+            wait_until(LONG, || c.expiries_of(cut_off) > expired_before),
             "the cut-off worker's lease never expired"
         );
+        let state = c.state_of("cut-off");
+        assert!(state.starts_with("lost"), "{}", state);
         c.net.heal(0);
         // TCP delivers what was sent into the cut: too late for the lease.
         assert!(

@@ -5,7 +5,7 @@
 //! than a level, sparse levels and damaged inputs.
 
 use super::*;
-use cayley_shared::files::format::{set_durable, ShardEntry};
+use cayley_shared::files::format::ShardEntry;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_shared::search::resources::requirements;
 
@@ -31,10 +31,14 @@ fn job(spec: &str, shard_pieces: Option<usize>, chunk_shards: u64) -> Job {
         .with_chunk_shards(Some(chunk_shards))
 }
 
+/// How the tests write: their files need not survive a power cut.
+const WRITE: WriteOptions = WriteOptions {
+    durable: false,
+    fail_disk_full_at: None,
+};
+
 /// An empty checkpoint, `levels/` included, as the coordinator makes it.
 fn checkpoint() -> tempfile::TempDir {
-    // Test files need not survive a power cut.
-    set_durable(false);
     let dir = tempfile::tempdir().unwrap();
     CheckpointDir::create(dir.path()).unwrap();
     dir
@@ -81,7 +85,7 @@ fn a_batch_of_shards_computes_the_table_of_one_shard_at_a_time() {
         let mut tables = Vec::new();
         for one_at_a_time in [false, true] {
             let dir = checkpoint();
-            let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2).unwrap();
+            let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2, WRITE).unwrap();
             if one_at_a_time {
                 runner.batch = 1;
             } else {
@@ -109,7 +113,7 @@ fn a_budget_smaller_than_a_level_evicts_and_gives_the_same_table() {
     let mut misses = Vec::new();
     for budget in [smallest, 64 << 20] {
         let dir = checkpoint();
-        let mut runner = TaskRunner::new(job.clone(), dir.path(), budget, 1).unwrap();
+        let mut runner = TaskRunner::new(job.clone(), dir.path(), budget, 1, WRITE).unwrap();
         let run = levels(&mut runner);
         assert_eq!(run.depths, published("3x3"), "budget {}", budget);
         assert!(runner.cache_peak() <= budget, "budget {}", budget);
@@ -124,7 +128,7 @@ fn sparse_levels_are_written_as_empty_index_entries() {
     // 72 shards of two pieces' places: level 1 (12 states) touches few.
     let job = job("loopover:3x3 --no-symmetry", Some(2), 8);
     let dir = checkpoint();
-    let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2).unwrap();
+    let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2, WRITE).unwrap();
     let run = levels(&mut runner);
     assert_eq!(run.depths, published("3x3"));
     let checkpoint = CheckpointDir::existing(dir.path());
@@ -158,7 +162,7 @@ fn sparse_levels_are_written_as_empty_index_entries() {
 fn computed() -> (Job, tempfile::TempDir, u64, ShardEntry) {
     let job = job("loopover:3x3 --no-symmetry", Some(2), 8);
     let dir = checkpoint();
-    let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2).unwrap();
+    let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2, WRITE).unwrap();
     assert_eq!(levels(&mut runner).depths, published("3x3"));
     let checkpoint = CheckpointDir::existing(dir.path());
     for chunk in 0..job.chunking.chunks() {
@@ -174,7 +178,7 @@ fn computed() -> (Job, tempfile::TempDir, u64, ShardEntry) {
 /// The errors of computing level 3 from level 2, every chunk, by a fresh
 /// runner (nothing cached: every input comes from the files).
 fn level_3_errors(job: &Job, dir: &Path) -> Vec<TaskError> {
-    let mut runner = TaskRunner::new(job.clone(), dir, 64 << 20, 2).unwrap();
+    let mut runner = TaskRunner::new(job.clone(), dir, 64 << 20, 2, WRITE).unwrap();
     (0..job.chunking.chunks())
         .filter_map(|chunk| runner.compute_chunk(2, chunk, &|_| {}).err())
         .collect()

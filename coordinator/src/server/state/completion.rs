@@ -369,7 +369,7 @@ impl JobState {
             if let Some(j) = self.journal.as_mut() {
                 let _ = j.sync();
             }
-            let _ = save_manifest(&self.checkpoint, &self.manifest);
+            let _ = save_manifest(&self.checkpoint, &self.manifest, self.write);
             self.phase = Phase::Stopped(reason);
         }
     }
@@ -427,7 +427,7 @@ impl JobState {
             self.stop(format!("cannot start level {}: {:#}", depth + 1, e));
             return;
         }
-        if let Err(e) = save_manifest(&self.checkpoint, &self.manifest) {
+        if let Err(e) = save_manifest(&self.checkpoint, &self.manifest, self.write) {
             self.stop(format!("cannot record the finished level: {:#}", e));
             return;
         }

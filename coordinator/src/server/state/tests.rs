@@ -46,9 +46,10 @@ fn harness_of(spec: &str, keep: KeepLevels) -> Harness {
         fresh,
         Duration::from_secs(600),
         Box::new(Quiet),
+        WriteOptions::DURABLE,
     )
     .unwrap();
-    let runner = TaskRunner::new(job, &ck, 64 << 20, 1).unwrap();
+    let runner = TaskRunner::new(job, &ck, 64 << 20, 1, WriteOptions::DURABLE).unwrap();
     Harness {
         state,
         runner,
@@ -76,7 +77,7 @@ impl Harness {
     /// A new worker process: same job, nothing in memory.
     fn restart_worker(&mut self) {
         let ck = self.state.checkpoint.root().to_path_buf();
-        self.runner = TaskRunner::new(self.state.job.clone(), &ck, 64 << 20, 1).unwrap();
+        self.runner = TaskRunner::new(self.state.job.clone(), &ck, 64 << 20, 1, WriteOptions::DURABLE).unwrap();
     }
 
     /// True when the file of `(level, chunk)` reads back whole.

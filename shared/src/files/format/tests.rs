@@ -22,7 +22,7 @@ fn sample() -> Vec<Vec<u64>> {
 
 fn write_sample(path: &Path) -> (ChunkHeader, u64) {
     let shards = sample();
-    write_chunk(path, id(2, 3), shards.iter().map(|s| &s[..])).unwrap()
+    write_chunk(path, id(2, 3), shards.iter().map(|s| &s[..]), WriteOptions::DURABLE).unwrap()
 }
 
 #[test]
@@ -71,7 +71,7 @@ fn sparse_chunks_are_tiny() {
         shard_words: 100_000,
         ..id(1, 2)
     };
-    let (_, size) = write_chunk(&path, chunk, [&words[..], &zeros[..]]).unwrap();
+    let (_, size) = write_chunk(&path, chunk, [&words[..], &zeros[..]], WriteOptions::DURABLE).unwrap();
     assert!(size < 300, "sparse chunk takes {} bytes", size);
 }
 
@@ -130,7 +130,7 @@ fn an_unfinished_writer_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c");
     {
-        let mut w = ChunkWriter::create(&path, id(2, 3)).unwrap();
+        let mut w = ChunkWriter::create(&path, id(2, 3), WriteOptions::DURABLE).unwrap();
         w.push(&sample()[0]).unwrap();
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -159,7 +159,7 @@ fn a_shard_of_several_frames_reads_back_whole() {
 /// Writes `shards` as the chunk `chunk` at `path`, reads each back equal,
 /// and verifies the whole file.
 fn write_and_read_back(path: &Path, chunk: ChunkId, shards: &[&[u64]]) {
-    write_chunk(path, chunk, shards.iter().copied()).unwrap();
+    write_chunk(path, chunk, shards.iter().copied(), WriteOptions::DURABLE).unwrap();
     let reader = ChunkReader::open(path, &chunk).unwrap();
     let mut out = vec![0u64; chunk.shard_words as usize];
     for (i, expected) in shards.iter().enumerate() {
@@ -264,4 +264,78 @@ fn version_2_files_read_and_others_are_refused() {
             err
         );
     }
+}
+
+/// The injected full disk fails the writer of exactly the chunk it names,
+/// with the error a full disk gives and no file left, and no other chunk
+/// (another chunk of its level, the same chunk of another level).
+#[test]
+fn an_injected_full_disk_fails_exactly_its_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let shards = sample();
+    let at = id(2, 3);
+    let options = WriteOptions {
+        fail_disk_full_at: Some((at.level, at.chunk)),
+        ..WriteOptions::DURABLE
+    };
+    let path = dir.path().join("faulty");
+    let err = write_chunk(&path, at, shards.iter().map(|s| &s[..]), options).unwrap_err();
+    assert!(err.is_disk_full(), "{}", err);
+    assert!(!err.is_corruption(), "{}", err);
+    let text = err.to_string();
+    // Named as a real full disk is: the file, then what to do.
+    assert!(text.contains("faulty: disk full while writing"), "{}", text);
+    assert!(matches!(
+        ChunkWriter::create(&path, at, options),
+        Err(FormatError::DiskFull { .. })
+    ));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+    for other in [
+        ChunkId {
+            chunk: at.chunk + 1,
+            ..at
+        },
+        ChunkId {
+            chunk: at.chunk - 1,
+            ..at
+        },
+        ChunkId {
+            level: at.level + 1,
+            ..at
+        },
+    ] {
+        let path = dir.path().join(format!("L{}C{}", other.level, other.chunk));
+        write_chunk(&path, other, shards.iter().map(|s| &s[..]), options).unwrap();
+        verify_chunk(&path, &other).unwrap();
+    }
+    // Without the fault the same chunk writes.
+    write_chunk(&path, at, shards.iter().map(|s| &s[..]), WriteOptions::DURABLE).unwrap();
+    verify_chunk(&path, &at).unwrap();
+}
+
+/// Skipping the fsyncs changes when bytes reach the disk, never which
+/// bytes: the file a non-durable writer leaves is the durable one's, byte
+/// for byte, and reads back the same.
+#[test]
+fn a_non_durable_writer_writes_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let shards = sample();
+    let fast = WriteOptions {
+        durable: false,
+        ..WriteOptions::DURABLE
+    };
+    let (durable, quick) = (dir.path().join("durable"), dir.path().join("quick"));
+    let written = write_chunk(&durable, id(2, 3), shards.iter().map(|s| &s[..]), WriteOptions::DURABLE).unwrap();
+    // Shard by shard, as a worker writes, with the non-durable options.
+    let mut writer = ChunkWriter::create(&quick, id(2, 3), fast).unwrap();
+    for words in &shards {
+        writer.push(words).unwrap();
+    }
+    assert_eq!(writer.finish().unwrap(), written);
+    let bytes = std::fs::read(&durable).unwrap();
+    assert_eq!(bytes.len() as u64, written.1);
+    assert_eq!(std::fs::read(&quick).unwrap(), bytes);
+    assert_eq!(verify_chunk(&quick, &id(2, 3)).unwrap(), written.0);
+    // Only the two files: the temporary names are gone.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
 }
