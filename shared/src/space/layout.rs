@@ -29,7 +29,7 @@ pub const DEFAULT_LOW_PIECES: usize = 7;
 /// Fewest low pieces a space gets when it has that many pieces to spare:
 /// `4!² = 576` entries (1.1 KiB), where a block of 24 (or 12) states still
 /// fills most of its 64-bit word.
-const MIN_LOW_PIECES: usize = 4;
+pub const MIN_LOW_PIECES: usize = 4;
 
 /// Low pieces of a space of `states` states with `spare` pieces outside the
 /// block key's minimum: the largest `L ≤ DEFAULT_LOW_PIECES` whose low table
