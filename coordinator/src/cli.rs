@@ -130,7 +130,8 @@ pub struct LocalArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub memory: Option<u64>,
     /// Where the temporary checkpoint goes when --checkpoint-dir is not given
-    /// [default: the system temp dir].
+    /// [default: /dev/shm for a checkpoint of at most 64 MiB when TMPDIR is unset,
+    /// else the system temp dir].
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
     /// How many antipodes to report (states at the maximum depth, one per class of

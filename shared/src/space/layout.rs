@@ -22,7 +22,34 @@ use thiserror::Error;
 
 /// Default number of low pieces: `7! = 5040` states per block keeps the low
 /// table (`L!²` entries) at 50 MB and the per-block bookkeeping negligible.
+/// Spaces with fewer states than that table has entries get a smaller low
+/// part ([`low_pieces_for`]).
 pub const DEFAULT_LOW_PIECES: usize = 7;
+
+/// Fewest low pieces a space gets when it has that many pieces to spare:
+/// `4!² = 576` entries (1.1 KiB), where a block of 24 (or 12) states still
+/// fills most of its 64-bit word.
+pub const MIN_LOW_PIECES: usize = 4;
+
+/// Low pieces of a space of `states` states with `spare` pieces outside the
+/// block key's minimum: the largest `L ≤ DEFAULT_LOW_PIECES` whose low table
+/// has no more entries (`L!²`) than the space has states, but at least
+/// [`MIN_LOW_PIECES`] (and at most `spare`). The table is built eagerly, so
+/// on a small space the default `L = 7` cost far more than the search: 50 MB
+/// and 0.15 s of CPU for the 20,160 states of a pyramorphix.
+pub fn low_pieces_for(states: u128, spare: usize) -> usize {
+    let fits = |l: usize| factorial(l) * factorial(l) <= states;
+    let sized = (MIN_LOW_PIECES..=DEFAULT_LOW_PIECES)
+        .rev()
+        .find(|&l| fits(l))
+        .unwrap_or(MIN_LOW_PIECES);
+    sized.min(spare)
+}
+
+/// Blocks per unit of progress (the kernel's callback per unit, and
+/// rayon's smallest piece of work): one callback per block cost more than
+/// the block itself on the 60-state blocks of a small space.
+pub const BLOCKS_PER_UNIT: usize = 16;
 
 /// Shards are sized to hold at most this many bytes of bits when the
 /// number of shard pieces is chosen automatically: a shard is what a worker
@@ -152,7 +179,9 @@ impl Layout {
                 max: MAX_RANKED_POINTS,
             });
         }
-        let low_pieces = DEFAULT_LOW_PIECES.min(pieces - min_key.min(pieces)).max(2.min(pieces));
+        let halved = even || parity.is_some();
+        let states = factorial(pieces) / if halved { 2 } else { 1 };
+        let low_pieces = low_pieces_for(states, pieces - min_key.min(pieces)).max(2.min(pieces));
         let key = pieces - low_pieces;
         let parity = parity.filter(|r| (r.piece as usize) < key && !even);
         let mut layout = Layout {
@@ -207,6 +236,11 @@ impl Layout {
     /// Blocks per shard.
     pub fn blocks_per_shard(&self) -> u64 {
         self.blocks() / self.shards()
+    }
+
+    /// Units of progress in one shard: runs of [`BLOCKS_PER_UNIT`] blocks.
+    pub fn units_per_shard(&self) -> u64 {
+        self.blocks_per_shard().div_ceil(BLOCKS_PER_UNIT as u64)
     }
 
     /// Words of one shard's bit array.
@@ -390,6 +424,28 @@ mod tests {
         for spec in ["loopover:2x3", "loopover:3x3", "turnstyle:12"] {
             let puzzle = parse_puzzle(spec, Metric::Mtm).unwrap();
             assert_eq!(ParityRule::find(&puzzle), None, "{}", spec);
+        }
+    }
+
+    /// The low table never has more entries than the space has states
+    /// (beyond the smallest table), and large spaces keep the default.
+    #[test]
+    fn the_low_table_is_no_bigger_than_the_space() {
+        let smallest = crate::kernel::lowtable::table_bytes(MIN_LOW_PIECES) / 2;
+        for n in 2..=MAX_RANKED_POINTS {
+            for even in [false, true] {
+                let l = Layout::plan(n, even, None, 0, None).unwrap();
+                let entries = crate::kernel::lowtable::table_bytes(l.low_pieces) as u128 / 2;
+                assert!(l.low_pieces <= n, "{n} pieces");
+                assert!(
+                    entries <= l.states().max(smallest as u128),
+                    "{n} pieces, even {even}: L = {}",
+                    l.low_pieces
+                );
+                if l.states() >= 5040 * 5040 {
+                    assert_eq!(l.low_pieces, DEFAULT_LOW_PIECES, "{n} pieces, even {even}");
+                }
+            }
         }
     }
 

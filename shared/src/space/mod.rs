@@ -94,11 +94,12 @@ impl Space {
         }
     }
 
-    /// Units of progress in one shard (blocks, runs of
-    /// [`CODED_UNIT_STATES`] states, or a whole reduced shard).
+    /// Units of progress in one shard (runs of
+    /// [`layout::BLOCKS_PER_UNIT`] blocks, runs of [`CODED_UNIT_STATES`]
+    /// states, or a whole reduced shard).
     pub fn units_per_shard(&self) -> u64 {
         match self {
-            Space::Blocks(l) => l.blocks_per_shard(),
+            Space::Blocks(l) => l.units_per_shard(),
             Space::Coded(c) => c.shard_states().div_ceil(CODED_UNIT_STATES),
             // A shard: reduced shards are small (40.5 KiB on the 4×4), and a
             // progress call per row (576 per shard there) was 16% of a
