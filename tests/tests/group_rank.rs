@@ -26,12 +26,15 @@ const PYRAMINX_LIKE: &str = "Name Pyraminx2\nSet CORNER 4 3\nSet CORNER2 4 3\nSe
 /// One set's part of a move: (perm, ori), as in the file (1-based perm).
 type SetMove = (Vec<usize>, Vec<u8>);
 
+/// A move: its part in each set (`None` = the set stays).
+type TwsMove = Vec<Option<SetMove>>;
+
 /// Depth counts by BFS from twsearch's rules alone: position `j` of a set
 /// receives the piece of position `perm[j]`, whose orientation gains
 /// `ori[perm[j]]` modulo the set's `k`; a set a move leaves out stays; every
 /// power of a move is one move (the half-turn metric). `sets` lists each
 /// set's size and `k`; `moves[m][set]` is `None` when the move leaves it.
-fn reference_tws_bfs(sets: &[(usize, u8)], moves: &[Vec<Option<SetMove>>]) -> Vec<u64> {
+fn reference_tws_bfs(sets: &[(usize, u8)], moves: &[TwsMove]) -> Vec<u64> {
     let apply = |state: &[u8], mv: &[Option<SetMove>]| -> Vec<u8> {
         let mut out = state.to_vec();
         let mut offset = 0;
@@ -64,7 +67,7 @@ fn reference_tws_bfs(sets: &[(usize, u8)], moves: &[Vec<Option<SetMove>>]) -> Ve
 
 /// Parses the sets and moves of a small `.tws` text (no comments, no
 /// sequences), for [`reference_tws_bfs`].
-fn sets_and_moves(text: &str) -> (Vec<(usize, u8)>, Vec<Vec<Option<SetMove>>>) {
+fn sets_and_moves(text: &str) -> (Vec<(usize, u8)>, Vec<TwsMove>) {
     let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split_whitespace().collect()).collect();
     let names: Vec<&str> = lines.iter().filter(|l| l[0] == "Set").map(|l| l[1]).collect();
     let sets: Vec<(usize, u8)> = lines
@@ -175,30 +178,27 @@ fn edge_only_cube_ranks_its_group() {
     assert_bijection(&run);
 }
 
+/// Runs a twsearch-style definition exactly, in each shard plan, against
+/// the BFS from its rules.
+fn assert_tws_exact(text: &str, shard_keys: &[&str]) {
+    let dir = test_dir();
+    let path = dir.path().join("def.tws");
+    std::fs::write(&path, text).unwrap();
+    let (sets, moves) = sets_and_moves(text);
+    let reference = reference_tws_bfs(&sets, &moves);
+    for k in shard_keys {
+        assert_bijection(&assert_exact(&format!("tws:{}{k}", path.display()), &reference));
+    }
+}
+
 #[test]
 fn skewb_like_ranks_its_group() {
-    let dir = test_dir();
-    let path = dir.path().join("skewb.tws");
-    std::fs::write(&path, SKEWB_LIKE).unwrap();
-    let (sets, moves) = sets_and_moves(SKEWB_LIKE);
-    let reference = reference_tws_bfs(&sets, &moves);
-    for k in ["", " --shard-pieces 3"] {
-        let run = assert_exact(&format!("tws:{}{k}", path.display()), &reference);
-        assert_bijection(&run);
-    }
+    assert_tws_exact(SKEWB_LIKE, &["", " --shard-pieces 3"]);
 }
 
 #[test]
 fn pyraminx_like_ranks_its_group() {
     // The tips (CORNER2) move with the axial pieces (CORNER): the class
     // digits rank both orbits' places independently, 12× too many.
-    let dir = test_dir();
-    let path = dir.path().join("pyraminx.tws");
-    std::fs::write(&path, PYRAMINX_LIKE).unwrap();
-    let (sets, moves) = sets_and_moves(PYRAMINX_LIKE);
-    let reference = reference_tws_bfs(&sets, &moves);
-    for k in ["", " --shard-pieces 2"] {
-        let run = assert_exact(&format!("tws:{}{k}", path.display()), &reference);
-        assert_bijection(&run);
-    }
+    assert_tws_exact(PYRAMINX_LIKE, &["", " --shard-pieces 2"]);
 }

@@ -70,7 +70,7 @@ pub struct Codec {
     wild: Vec<bool>,
     low: LowTables,
     /// The group ranking, when it replaces the class digits and twists
-    /// (distinct pieces, fewer ranks: see [`group`]).
+    /// (distinct pieces, fewer ranks: see `codec/group.rs`).
     group: Option<Box<GroupRank>>,
     /// Class digits (or chain levels) in the shard key (`k`).
     pub shard_classes: usize,
@@ -240,7 +240,7 @@ impl Codec {
         self.group.as_ref().map_or(self.classes.len(), |g| g.levels())
     }
 
-    /// True when states are ranked by the group ([`group`]): exactly the
+    /// True when states are ranked by the group (`codec/group.rs`): exactly the
     /// reachable ones.
     pub fn is_group_ranked(&self) -> bool {
         self.group.is_some()

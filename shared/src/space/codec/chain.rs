@@ -39,10 +39,9 @@ impl Lift {
     fn inverse(&self, modulus: &[u8]) -> Lift {
         let n = self.to.len();
         let mut inv = Lift::identity(n);
-        for s in 0..n {
-            let t = self.to[s] as usize;
-            inv.to[t] = s as u8;
-            inv.twist[t] = (modulus[s] - self.twist[s] % modulus[s]) % modulus[s];
+        for (s, (&t, &k)) in self.to.iter().zip(modulus).enumerate() {
+            inv.to[t as usize] = s as u8;
+            inv.twist[t as usize] = (k - self.twist[s] % k) % k;
         }
         inv
     }

@@ -208,10 +208,10 @@ impl GroupRank {
         // The low twists after a move, in coordinates (block ones zero).
         let apply = |v: &[u8], (perm, twist): &(&[u8], &[u8])| -> Vec<u8> {
             let mut out = vec![0u8; len];
-            for c in hi..len {
-                let s = self.coords[c] as usize;
+            for (&x, &s) in v[hi..].iter().zip(&self.coords[hi..]) {
+                let s = s as usize;
                 let t = coord_of[perm[s] as usize] as usize;
-                out[t] = (v[c] + twist.get(s).copied().unwrap_or(0)) % self.modulus[s];
+                out[t] = (x + twist.get(s).copied().unwrap_or(0)) % self.modulus[s];
             }
             out
         };

@@ -93,7 +93,7 @@ pub(super) const MAX_LOW_STATES: u64 = 1 << 13;
 
 /// For every move, the permutation of low indices it induces, both ways.
 ///
-/// With the group ranking ([`super::group`]) a block's low indices number
+/// With the group ranking (`codec/group.rs`) a block's low indices number
 /// one coset of a twist lattice, its **label**, which the block determines;
 /// a move then maps low indices through the row of the target block's
 /// label (one label, row per move, otherwise).
