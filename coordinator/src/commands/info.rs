@@ -122,8 +122,8 @@ fn print_plan(job: &Job) {
     match &job.space {
         Space::Blocks(l) => {
             println!(
-                "states       {} ranked ({})",
-                l.states(),
+                "states       {} ({})",
+                ranked_text(l.states(), job.reachable_states),
                 match (l.even, l.parity) {
                     (_, Some(_)) => "the reachable half only: a state's parity follows where the guarded piece is",
                     (true, None) => "even permutations only: every move is even",
@@ -166,8 +166,9 @@ fn print_plan(job: &Job) {
         }
         Space::Coded(c) => {
             println!(
-                "states       {} ranked (places of each piece class, then twists)",
-                c.states()
+                "states       {} ({})",
+                ranked_text(c.states(), job.reachable_states),
+                c.describe()
             );
             println!(
                 "shard plan   {} shard classes -> {} shards of {} ({} states each)",
@@ -178,6 +179,33 @@ fn print_plan(job: &Job) {
             );
         }
     }
+}
+
+/// `424,673,280 ranked, 256.0× the 1,658,880 reachable`: how many ranks a
+/// level has against the states a search finds (when that is known).
+fn ranked_text(ranked: u128, reachable: Option<u128>) -> String {
+    match reachable {
+        Some(r) if r > 0 => format!(
+            "{} ranked, {:.1}× the {} reachable",
+            grouped(ranked),
+            ranked as f64 / r as f64,
+            grouped(r)
+        ),
+        _ => format!("{} ranked, reachable count unknown", grouped(ranked)),
+    }
+}
+
+/// A number with thousands separated by commas.
+fn grouped(n: u128) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Memory per worker, files and disk, and whether this machine can run it.

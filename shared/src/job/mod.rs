@@ -58,15 +58,15 @@ impl Job {
             },
             _ => None,
         };
-        let space = match (&puzzle.coding, reduced) {
-            (None, Some(r)) => Space::Reduced(Box::new(r)),
-            (None, None) => Space::Blocks(plan_blocks(&puzzle, shard_pieces)?),
-            (Some(_), _) => Space::Coded(plan_codec(&puzzle, shard_pieces)?),
-        };
         let group_order = puzzle_group_order(&puzzle).to_u128().unwrap_or(u128::MAX);
         let reachable_states = match &puzzle.coding {
             None => Some(puzzle.reachable_states.unwrap_or(group_order)),
             Some(_) => coded_reachable(&puzzle, group_order),
+        };
+        let space = match (&puzzle.coding, reduced) {
+            (None, Some(r)) => Space::Reduced(Box::new(r)),
+            (None, None) => Space::Blocks(plan_blocks(&puzzle, shard_pieces)?),
+            (Some(_), _) => Space::Coded(plan_codec(&puzzle, shard_pieces, group_order)?),
         };
         Ok(Job {
             directed: !puzzle.is_undirected(),
@@ -102,9 +102,10 @@ impl Job {
                     .map_or(String::new(), |r| format!("parity={}:{:x}|", r.piece, r.odd_slots))
             ),
             Space::Coded(c) => format!(
-                "cayley-job|{}|{}|coded|{:?}|{}|{}|",
+                "cayley-job|{}|{}|coded{}|{:?}|{}|{}|",
                 self.puzzle.spec,
                 self.puzzle.metric,
+                if c.is_group_ranked() { "-group" } else { "" },
                 self.puzzle.solved,
                 c.shard_classes,
                 c.states()
@@ -179,15 +180,21 @@ fn plan_blocks(puzzle: &Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<L
 }
 
 /// The codec of a puzzle with identical or oriented pieces.
-fn plan_codec(puzzle: &Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Codec> {
+fn plan_codec(puzzle: &Puzzle, shard_pieces: Option<usize>, group_order: u128) -> anyhow::Result<Codec> {
     let coding = puzzle.coding.as_ref().expect("a coded puzzle");
     let n = puzzle.slots;
+    let cells = &puzzle.solved[..n];
+    // Every group element a distinct position: distinct pieces, no
+    // orientation ignored, no guards (the group ranking needs all three).
+    let distinct = (0..n).all(|s| cells.iter().filter(|&&c| c == cells[s]).count() == 1);
+    let group = distinct && !coding.wild.iter().any(|&w| w) && puzzle.guarded_pieces().is_empty();
     let input = CodecInput {
         solved_cells: &puzzle.solved[..n],
         solved_twists: &puzzle.solved[n..],
         modulus: &coding.modulus,
         wild: &coding.wild,
         moves: puzzle.moves.iter().map(|m| (m.perm.images(), &m.twist[..])).collect(),
+        group_order: group.then_some(group_order),
     };
     Codec::plan(&input, shard_pieces).map_err(|e| anyhow::anyhow!("'{}' cannot be searched: {}", puzzle.spec, e))
 }

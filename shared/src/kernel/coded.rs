@@ -181,7 +181,11 @@ impl CodedTask<'_> {
 /// calls as the shard has units).
 pub fn expand_coded(task: &CodedTask, out: &mut [u64], on_unit: &(dyn Fn(u64) + Sync)) -> TaskStats {
     let sources = task.moves.source_shards(task.codec, task.shard);
-    let table_kernel = task.codec.low().states() >= MIN_TABLE_LOW_STATES && task.codec.shard_blocks() < u32::MAX as u64;
+    // The group ranking's rank is a chain walk, dearer than the class
+    // digits' popcounts, so its blocks pay at any size (master pyramorphix,
+    // W = 8: 1.3 s against 3.9 s state by state, BENCHMARKS.md).
+    let table_kernel = (task.codec.low().states() >= MIN_TABLE_LOW_STATES || task.codec.is_group_ranked())
+        && task.codec.shard_blocks() < u32::MAX as u64;
     if table_kernel {
         blocks::expand(task, &sources, out, on_unit)
     } else {

@@ -26,9 +26,13 @@
 //! source shard, exactly as with the block layout, and a task is still
 //! `(level, shard)`.
 
+mod chain;
+mod group;
+mod lattice;
 mod twists;
 
 use crate::space::colex::Binomials;
+use group::GroupRank;
 pub use twists::LowTables;
 use twists::{order_for_low_part, unrank_low, TwistKind, TwistOrbit};
 
@@ -65,7 +69,10 @@ pub struct Codec {
     /// Classes whose orientation is ignored (indexed by class, 256 long).
     wild: Vec<bool>,
     low: LowTables,
-    /// Class digits in the shard key (`k`).
+    /// The group ranking, when it replaces the class digits and twists
+    /// (distinct pieces, fewer ranks: see `codec/group.rs`).
+    group: Option<Box<GroupRank>>,
+    /// Class digits (or chain levels) in the shard key (`k`).
     pub shard_classes: usize,
     /// Blocks per shard.
     shard_blocks: u64,
@@ -87,6 +94,10 @@ pub struct CodecInput<'a> {
     /// Slot permutation and twist of every move (twist empty = none), in
     /// the order of the puzzle's moves: the low tables are indexed so.
     pub moves: Vec<(&'a [u8], &'a [u8])>,
+    /// The order of the group the moves generate, when every state of it
+    /// is a distinct position (distinct pieces, no guards): the group
+    /// ranking is then tried, and used when it ranks fewer states.
+    pub group_order: Option<u128>,
 }
 
 /// A codec that cannot be planned.
@@ -124,27 +135,51 @@ impl Codec {
             .chain(twists.iter().map(|t| t.radix))
             .map(|r| (r as f64).log2())
             .sum();
-        if log_states >= 63.0 {
+        let group = input
+            .group_order
+            .filter(|&order| (order as f64) < log_states.exp2() && order < 1 << 63)
+            .and_then(|order| GroupRank::plan(input, order))
+            .map(Box::new);
+        if log_states >= 63.0 && group.is_none() {
             return Err(CodecError::TooManyStates {
                 states: log_states.exp2(),
             });
         }
-        let (twists, first_low) = order_for_low_part(twists);
-        let low = LowTables::build(n, &twists[first_low..], &input.moves);
-        let mut codec = Codec {
-            slots: n,
-            class_count,
-            classes,
-            twists,
-            first_low,
-            wild,
-            low,
-            shard_classes: 0,
-            shard_blocks: 0,
-            shards: 0,
-            binomials,
+        let mut codec = match group {
+            Some(group) => Codec {
+                slots: n,
+                class_count,
+                classes: Vec::new(),
+                twists: Vec::new(),
+                first_low: 0,
+                wild,
+                low: group.low().clone(),
+                group: Some(group),
+                shard_classes: 0,
+                shard_blocks: 0,
+                shards: 0,
+                binomials,
+            },
+            None => {
+                let (twists, first_low) = order_for_low_part(twists);
+                let low = LowTables::build(n, &twists[first_low..], &input.moves);
+                Codec {
+                    slots: n,
+                    class_count,
+                    classes,
+                    twists,
+                    first_low,
+                    wild,
+                    low,
+                    group: None,
+                    shard_classes: 0,
+                    shard_blocks: 0,
+                    shards: 0,
+                    binomials,
+                }
+            }
         };
-        let max = codec.classes.len();
+        let max = codec.class_digits();
         match shard_classes {
             Some(k) if k > max => return Err(CodecError::BadShardPieces { asked: k, max }),
             Some(k) => codec.set_shard_classes(k),
@@ -160,6 +195,11 @@ impl Codec {
 
     fn set_shard_classes(&mut self, k: usize) {
         self.shard_classes = k;
+        if let Some(group) = &self.group {
+            self.shards = group.key_states(k);
+            self.shard_blocks = group.blocks_below(k);
+            return;
+        }
         self.shards = self.classes[..k].iter().map(|c| c.radix).product();
         self.shard_blocks = self.classes[k..].iter().map(|c| c.radix).product::<u64>()
             * self.twists[..self.first_low].iter().map(|t| t.radix).product::<u64>();
@@ -195,9 +235,24 @@ impl Codec {
         &self.low
     }
 
-    /// Number of class digits (the largest shard key).
+    /// Number of class digits, or chain levels (the largest shard key).
     pub fn class_digits(&self) -> usize {
-        self.classes.len()
+        self.group.as_ref().map_or(self.classes.len(), |g| g.levels())
+    }
+
+    /// True when states are ranked by the group (`codec/group.rs`): exactly the
+    /// reachable ones.
+    pub fn is_group_ranked(&self) -> bool {
+        self.group.is_some()
+    }
+
+    /// How states are ranked, for people.
+    pub fn describe(&self) -> &'static str {
+        if self.group.is_some() {
+            "stabiliser chain of the pieces' places, then the twist lattice"
+        } else {
+            "places of each piece class, then twists"
+        }
     }
 
     /// Rank of a state given as slot classes and slot twists.
@@ -210,6 +265,9 @@ impl Codec {
     /// profiles).
     #[inline]
     pub fn rank_with(&self, cells: &[u8], twists: &[u8], masks: &mut [u64; MAX_CODED_SLOTS]) -> u64 {
+        if let Some(group) = &self.group {
+            return group.rank_block(cells, twists) * self.low.states() as u64 + group.rank_low(twists);
+        }
         let block = self.rank_block(cells, twists, masks);
         self.twists[self.first_low..]
             .iter()
@@ -220,6 +278,9 @@ impl Codec {
     /// of the block part's slots only.
     #[inline]
     pub fn rank_block(&self, cells: &[u8], twists: &[u8], masks: &mut [u64; MAX_CODED_SLOTS]) -> u64 {
+        if let Some(group) = &self.group {
+            return group.rank_block(cells, twists);
+        }
         masks[..self.class_count].fill(0);
         for (slot, &class) in cells[..self.slots].iter().enumerate() {
             masks[class as usize] |= 1 << slot;
@@ -260,13 +321,27 @@ impl Codec {
     /// `slots` long).
     pub fn unrank(&self, rank: u64, cells: &mut [u8], twists: &mut [u8]) {
         let w = self.low.states() as u64;
+        if let Some(group) = &self.group {
+            group.unrank_block(rank / w, cells, twists, false);
+            group.unrank_low(rank % w, twists);
+            return;
+        }
         self.unrank_block(rank / w, cells, twists);
         unrank_low(&self.twists[self.first_low..], rank % w, cells, twists, &self.wild);
     }
 
     /// The classes of every slot and the twists of the block part's slots
     /// of block `block` (other twists are left as they are).
-    pub fn unrank_block(&self, mut block: u64, cells: &mut [u8], twists: &mut [u8]) {
+    pub fn unrank_block(&self, block: u64, cells: &mut [u8], twists: &mut [u8]) {
+        self.unrank_block_label(block, cells, twists);
+    }
+
+    /// [`Codec::unrank_block`], returning the block's label: the row of the
+    /// low tables a move into this block uses ([`LowTables`]).
+    pub fn unrank_block_label(&self, mut block: u64, cells: &mut [u8], twists: &mut [u8]) -> usize {
+        if let Some(group) = &self.group {
+            return group.unrank_block(block, cells, twists, true) as usize;
+        }
         let mut twist_values = [0u64; MAX_CODED_SLOTS];
         for (value, orbit) in twist_values.iter_mut().zip(&self.twists[..self.first_low]).rev() {
             *value = block % orbit.radix;
@@ -292,6 +367,7 @@ impl Codec {
         for (orbit, &value) in self.twists[..self.first_low].iter().zip(&twist_values) {
             orbit.unrank(value, cells, twists, &self.wild);
         }
+        0
     }
 
     /// The slots (a subset of `free` of `count` slots) with colex rank `value`.
@@ -323,6 +399,9 @@ impl Codec {
     /// The slot sets of the shard key's classes for `shard`.
     pub fn key_masks(&self, shard: u64) -> Vec<u64> {
         let k = self.shard_classes;
+        if let Some(group) = &self.group {
+            return group.key_masks(shard, k);
+        }
         let mut values = vec![0u64; k];
         let mut rest = shard;
         for (value, digit) in values.iter_mut().zip(&self.classes[..k]).rev() {
@@ -343,6 +422,9 @@ impl Codec {
 
     /// The shard whose key classes occupy `masks`.
     pub fn shard_of_masks(&self, masks: &[u64]) -> u64 {
+        if let Some(group) = &self.group {
+            return group.shard_of_masks(masks);
+        }
         let mut shard = 0u64;
         let mut taken = 0u64;
         for (digit, &mask) in self.classes.iter().zip(masks) {

@@ -37,7 +37,27 @@ const BLOCK_CACHE_BYTES: usize = 256 << 20;
 #[derive(Default)]
 pub(super) struct BlockCache {
     bytes: usize,
-    shards: HashMap<u64, Arc<Vec<u32>>>,
+    shards: HashMap<u64, Arc<SourceBlocks>>,
+}
+
+/// The source blocks of a shard's blocks, `moves` entries per block, and
+/// each block's label (the low tables' row, [`crate::space::codec::LowTables`];
+/// empty when the codec has one label).
+pub(super) struct SourceBlocks {
+    sources: Vec<u32>,
+    labels: Vec<u32>,
+}
+
+impl SourceBlocks {
+    #[inline]
+    fn row(&self, block: usize, moves: usize) -> &[u32] {
+        &self.sources[block * moves..(block + 1) * moves]
+    }
+
+    #[inline]
+    fn label(&self, block: usize) -> usize {
+        self.labels.get(block).map_or(0, |&l| l as usize)
+    }
 }
 
 /// Marks a move that is illegal for every state of a block.
@@ -102,7 +122,7 @@ pub(super) fn expand(task: &CodedTask, sources: &[u64], out: &mut [u64], on_unit
 struct Pass<'a> {
     task: &'a CodedTask<'a>,
     sources: &'a [u64],
-    table: Arc<Vec<u32>>,
+    table: Arc<SourceBlocks>,
     occupied: Occupied,
     group_blocks: usize,
     group_words: usize,
@@ -121,14 +141,14 @@ impl Pass<'_> {
             .map(|i| {
                 let b = (2 * i + 1) * blocks / (2 * count);
                 let mut scratch = Scratch::new(w, moves);
-                let row = &self.table[b * moves..(b + 1) * moves];
+                let row = self.table.row(b, moves);
                 let live = scratch.select_sources(&self.occupied, row);
                 if !scratch.load_unseen(self.task, b * w) {
                     return (0, 0);
                 }
                 let unseen = popcount(&scratch.unseen);
                 let cost = if live {
-                    scratch.bottom_up(self.task, self.sources, row)
+                    scratch.bottom_up(self.task, self.sources, row, self.table.label(b))
                 } else {
                     0
                 };
@@ -149,13 +169,14 @@ impl Pass<'_> {
             let mut count = 0u64;
             let first = *g * self.group_blocks;
             for b in first..(first + self.group_blocks).min(blocks) {
-                let row = &self.table[b * moves..(b + 1) * moves];
+                let row = self.table.row(b, moves);
                 let live = scratch.select_sources(&self.occupied, row);
                 if live && scratch.load_unseen(self.task, b * w) {
+                    let label = self.table.label(b);
                     count += if bottom_up {
-                        scratch.bottom_up(self.task, self.sources, row)
+                        scratch.bottom_up(self.task, self.sources, row, label)
                     } else {
-                        scratch.top_down(self.task, self.sources, row)
+                        scratch.top_down(self.task, self.sources, row, label)
                     };
                     or_into(chunk, (b - first) * w, w, &scratch.found);
                 }
@@ -287,10 +308,10 @@ impl Scratch {
     }
 
     /// New states of the block into `self.found`, by probing predecessors.
-    fn bottom_up(&mut self, task: &CodedTask, sources: &[u64], row: &[u32]) -> u64 {
+    fn bottom_up(&mut self, task: &CodedTask, sources: &[u64], row: &[u32], label: usize) -> u64 {
         let mut evaluations = 0u64;
         for m in (0..self.moves).filter(|&m| self.live[m]) {
-            let back = task.codec.low().backward(m);
+            let back = task.codec.low().backward(m, label);
             let src = task.frontier_of(sources[m]);
             let base = row[m] as usize * self.w;
             let mut left = 0u64;
@@ -316,10 +337,10 @@ impl Scratch {
     }
 
     /// New states of the block into `self.found`, by marking successors.
-    fn top_down(&mut self, task: &CodedTask, sources: &[u64], row: &[u32]) -> u64 {
+    fn top_down(&mut self, task: &CodedTask, sources: &[u64], row: &[u32], label: usize) -> u64 {
         let mut evaluations = 0u64;
         for m in (0..self.moves).filter(|&m| self.live[m]) {
-            let fwd = task.codec.low().forward(m);
+            let fwd = task.codec.low().forward(m, label);
             let src = task.frontier_of(sources[m]);
             let base = row[m] as usize * self.w;
             let (first, last) = (base / 64, (base + self.w - 1) / 64);
@@ -350,13 +371,13 @@ impl Scratch {
 /// The source block (index inside its source shard) of every block of the
 /// task's shard under every move, `moves` entries per block, from the
 /// cache when this shard's are there.
-fn source_blocks(task: &CodedTask, sources: &[u64]) -> Arc<Vec<u32>> {
+fn source_blocks(task: &CodedTask, sources: &[u64]) -> Arc<SourceBlocks> {
     let cache = &task.moves.block_cache;
     if let Some(table) = cache.lock().expect("cache lock").shards.get(&task.shard) {
         return table.clone();
     }
     let table = Arc::new(build_source_blocks(task, sources));
-    let bytes = table.len() * 4;
+    let bytes = (table.sources.len() + table.labels.len()) * 4;
     let mut cache = cache.lock().expect("cache lock");
     if cache.bytes + bytes <= BLOCK_CACHE_BYTES {
         cache.bytes += bytes;
@@ -365,7 +386,7 @@ fn source_blocks(task: &CodedTask, sources: &[u64]) -> Arc<Vec<u32>> {
     table
 }
 
-fn build_source_blocks(task: &CodedTask, sources: &[u64]) -> Vec<u32> {
+fn build_source_blocks(task: &CodedTask, sources: &[u64]) -> SourceBlocks {
     let codec = task.codec;
     let blocks = codec.shard_blocks();
     assert!(
@@ -375,22 +396,35 @@ fn build_source_blocks(task: &CodedTask, sources: &[u64]) -> Vec<u32> {
     );
     let moves = task.moves.len();
     let mut table = vec![NO_SOURCE; blocks as usize * moves];
-    table.par_chunks_mut(moves * 256).enumerate().for_each(|(chunk, rows)| {
-        let (mut y, mut x) = (State::new(), State::new());
-        for (i, row) in rows.chunks_mut(moves).enumerate() {
-            let block = task.shard * blocks + (chunk * 256 + i) as u64;
-            codec.unrank_block(block, &mut y.cells, &mut y.twists);
-            for ((entry, inv), &shard) in row.iter_mut().zip(&task.moves.inverse).zip(sources) {
-                task.moves.apply(inv, &y, &mut x);
-                if x.allows(inv) {
-                    let src = codec.rank_block(&x.cells, &x.twists, &mut x.masks);
-                    debug_assert_eq!(src / blocks, shard);
-                    *entry = (src - shard * blocks) as u32;
+    let mut labels = vec![0u32; if codec.low().labels() > 1 { blocks as usize } else { 0 }];
+    let mut label_chunks: Vec<&mut [u32]> = if labels.is_empty() {
+        (0..table.len().div_ceil(moves * 256)).map(|_| &mut [][..]).collect()
+    } else {
+        labels.chunks_mut(256).collect()
+    };
+    table
+        .par_chunks_mut(moves * 256)
+        .zip(label_chunks.par_iter_mut())
+        .enumerate()
+        .for_each(|(chunk, (rows, chunk_labels))| {
+            let (mut y, mut x) = (State::new(), State::new());
+            for (i, row) in rows.chunks_mut(moves).enumerate() {
+                let block = task.shard * blocks + (chunk * 256 + i) as u64;
+                let label = codec.unrank_block_label(block, &mut y.cells, &mut y.twists);
+                if let Some(l) = chunk_labels.get_mut(i) {
+                    *l = label as u32;
+                }
+                for ((entry, inv), &shard) in row.iter_mut().zip(&task.moves.inverse).zip(sources) {
+                    task.moves.apply(inv, &y, &mut x);
+                    if x.allows(inv) {
+                        let src = codec.rank_block(&x.cells, &x.twists, &mut x.masks);
+                        debug_assert_eq!(src / blocks, shard);
+                        *entry = (src - shard * blocks) as u32;
+                    }
                 }
             }
-        }
-    });
-    table
+        });
+    SourceBlocks { sources: table, labels }
 }
 
 /// Progress in units of 64 words, whatever the groups: each unit is

@@ -9,6 +9,7 @@ fn codec(cells: &[u8], twists: &[u8], modulus: &[u8], moves: &[(Vec<u8>, Vec<u8>
         modulus,
         wild: &[],
         moves: moves.iter().map(|(p, t)| (&p[..], &t[..])).collect(),
+        group_order: None,
     };
     Codec::plan(&input, k).unwrap()
 }
@@ -109,6 +110,7 @@ fn refuses_what_cannot_be_ranked() {
         modulus: &[1; 30],
         wild: &[],
         moves: moves.iter().map(|(p, t)| (&p[..], &t[..])).collect(),
+        group_order: None,
     };
     assert!(matches!(
         Codec::plan(&input, None),
@@ -120,6 +122,7 @@ fn refuses_what_cannot_be_ranked() {
         modulus: &[1; 4],
         wild: &[],
         moves: vec![],
+        group_order: None,
     };
     assert!(Codec::plan(&small, Some(5)).is_err());
 }

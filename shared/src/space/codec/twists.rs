@@ -92,18 +92,33 @@ impl TwistOrbit {
 pub(super) const MAX_LOW_STATES: u64 = 1 << 13;
 
 /// For every move, the permutation of low indices it induces, both ways.
+///
+/// With the group ranking (`codec/group.rs`) a block's low indices number
+/// one coset of a twist lattice, its **label**, which the block determines;
+/// a move then maps low indices through the row of the target block's
+/// label (one label, row per move, otherwise).
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct LowTables {
     states: usize,
-    /// `forward[m · W + x]`: low index of the successor under move `m`.
+    /// Number of labels (1 without labels).
+    labels: usize,
+    /// `forward[(m · labels + ℓ) · W + x]`: low index of the successor under
+    /// move `m` of the state at `x`, whose successor's block has label `ℓ`.
     forward: Vec<u16>,
-    /// `backward[m · W + y]`: low index of the predecessor under move `m`.
+    /// `backward[(m · labels + ℓ) · W + y]`: low index of the predecessor
+    /// under move `m` of the state at `y` in a block of label `ℓ`.
     backward: Vec<u16>,
 }
 
 impl std::fmt::Debug for LowTables {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "LowTables({} states × {} moves)", self.states, self.moves())
+        write!(
+            f,
+            "LowTables({} states × {} labels × {} moves)",
+            self.states,
+            self.labels(),
+            self.moves()
+        )
     }
 }
 
@@ -137,9 +152,26 @@ impl LowTables {
         }
         LowTables {
             states,
+            labels: 1,
             forward,
             backward,
         }
+    }
+
+    /// Tables given row by row, `labels` rows per move (see the fields).
+    pub(super) fn with_rows(states: usize, labels: usize, forward: Vec<u16>, backward: Vec<u16>) -> LowTables {
+        debug_assert_eq!(forward.len() % (states * labels).max(1), 0);
+        LowTables {
+            states,
+            labels,
+            forward,
+            backward,
+        }
+    }
+
+    /// Number of labels (1 unless the ranking has them).
+    pub fn labels(&self) -> usize {
+        self.labels.max(1)
     }
 
     /// Number of low states `W` (1 when there is no low part).
@@ -149,19 +181,23 @@ impl LowTables {
 
     /// Number of moves tabulated.
     pub fn moves(&self) -> usize {
-        self.forward.len().checked_div(self.states).unwrap_or(0)
+        self.forward.len().checked_div(self.states * self.labels()).unwrap_or(0)
     }
 
-    /// Successor low indices under move `m`, indexed by the source's.
+    /// Successor low indices under move `m` into a block of label `label`,
+    /// indexed by the source's.
     #[inline]
-    pub fn forward(&self, m: usize) -> &[u16] {
-        &self.forward[m * self.states..(m + 1) * self.states]
+    pub fn forward(&self, m: usize, label: usize) -> &[u16] {
+        let row = m * self.labels() + label;
+        &self.forward[row * self.states..(row + 1) * self.states]
     }
 
-    /// Predecessor low indices under move `m`, indexed by the target's.
+    /// Predecessor low indices under move `m` of a block of label `label`,
+    /// indexed by the target's.
     #[inline]
-    pub fn backward(&self, m: usize) -> &[u16] {
-        &self.backward[m * self.states..(m + 1) * self.states]
+    pub fn backward(&self, m: usize, label: usize) -> &[u16] {
+        let row = m * self.labels() + label;
+        &self.backward[row * self.states..(row + 1) * self.states]
     }
 }
 

@@ -1,0 +1,204 @@
+//! The group ranking of coded puzzles (shared/src/space/codec/group.rs):
+//! exactly as many ranks as reachable states, a bijection onto them, and
+//! depth tables equal to plain breadth-first searches written here from
+//! the rules (stickers of the cube's geometry, or twsearch's move
+//! convention), on corner-only, edge-only, skewb-like and pyraminx-like
+//! definitions where the class digits and twists rank 3–1000× more.
+
+use cayley_shared::space::Space;
+use cayley_tests::cube::{cube_sticker_generators, cube_tws};
+use cayley_tests::run::{assert_words_solve, run_complete, Finished};
+use cayley_tests::{bfs_counts, reference_bfs, test_dir};
+use std::collections::HashSet;
+
+/// twsearch's skewb (samples/main/skewb.tws, MIT), moves DFR and UBR only.
+const SKEWB_LIKE: &str = "Name Skewb2\nSet CORNER 4 3\nSet CORNER2 4 3\nSet CENTER 6 1\n\
+    Solved\nCORNER\n1 2 3 4\n0 0 0 0\nCORNER2\n1 2 3 4\n0 0 0 0\nCENTER\n1 2 3 4 5 6\n0 0 0 0 0 0\nEnd\n\
+    Move DFR\nCORNER\n1 2 3 4\n0 0 1 0\nCORNER2\n4 1 3 2\n2 2 0 2\nCENTER\n3 1 2 4 5 6\n0 0 0 0 0 0\nEnd\n\
+    Move UBR\nCORNER\n1 2 3 4\n0 1 0 0\nCORNER2\n2 3 1 4\n2 2 2 0\nCENTER\n1 5 3 2 4 6\n0 0 0 0 0 0\nEnd\n";
+
+/// twsearch's pyraminx (samples/main/pyraminx.tws, MIT), moves L and R.
+const PYRAMINX_LIKE: &str = "Name Pyraminx2\nSet CORNER 4 3\nSet CORNER2 4 3\nSet EDGE 6 2\n\
+    Solved\nCORNER\n1 2 3 4\n0 0 0 0\nCORNER2\n1 2 3 4\n0 0 0 0\nEDGE\n1 2 3 4 5 6\n0 0 0 0 0 0\nEnd\n\
+    Move L\nCORNER\n2 4 3 1\n1 2 0 0\nCORNER2\n2 4 3 1\n1 2 0 0\nEDGE\n2 4 3 1 5 6\n0 1 0 1 0 0\nEnd\n\
+    Move R\nCORNER\n3 1 2 4\n2 0 1 0\nCORNER2\n3 1 2 4\n2 0 1 0\nEDGE\n1 5 3 4 6 2\n0 0 0 0 0 0\nEnd\n";
+
+/// One set's part of a move: (perm, ori), as in the file (1-based perm).
+type SetMove = (Vec<usize>, Vec<u8>);
+
+/// A move: its part in each set (`None` = the set stays).
+type TwsMove = Vec<Option<SetMove>>;
+
+/// Depth counts by BFS from twsearch's rules alone: position `j` of a set
+/// receives the piece of position `perm[j]`, whose orientation gains
+/// `ori[perm[j]]` modulo the set's `k`; a set a move leaves out stays; every
+/// power of a move is one move (the half-turn metric). `sets` lists each
+/// set's size and `k`; `moves[m][set]` is `None` when the move leaves it.
+fn reference_tws_bfs(sets: &[(usize, u8)], moves: &[TwsMove]) -> Vec<u64> {
+    let apply = |state: &[u8], mv: &[Option<SetMove>]| -> Vec<u8> {
+        let mut out = state.to_vec();
+        let mut offset = 0;
+        for ((n, k), part) in sets.iter().zip(mv) {
+            if let Some((perm, ori)) = part {
+                for j in 0..*n {
+                    let from = perm[j] - 1;
+                    out[2 * (offset + j)] = state[2 * (offset + from)];
+                    out[2 * (offset + j) + 1] = (state[2 * (offset + from) + 1] + ori[from]) % k;
+                }
+            }
+            offset += n;
+        }
+        out
+    };
+    let total: usize = sets.iter().map(|s| s.0).sum();
+    let solved: Vec<u8> = (0..total as u8).flat_map(|p| [p, 0]).collect();
+    bfs_counts(solved, |state| {
+        let mut out = Vec::new();
+        for mv in moves {
+            let mut s = apply(state, mv);
+            while s != state {
+                out.push(s.clone());
+                s = apply(&s, mv);
+            }
+        }
+        out
+    })
+}
+
+/// Parses the sets and moves of a small `.tws` text (no comments, no
+/// sequences), for [`reference_tws_bfs`].
+fn sets_and_moves(text: &str) -> (Vec<(usize, u8)>, Vec<TwsMove>) {
+    let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split_whitespace().collect()).collect();
+    let names: Vec<&str> = lines.iter().filter(|l| l[0] == "Set").map(|l| l[1]).collect();
+    let sets: Vec<(usize, u8)> = lines
+        .iter()
+        .filter(|l| l[0] == "Set")
+        .map(|l| (l[2].parse().unwrap(), l[3].parse().unwrap()))
+        .collect();
+    let mut moves = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i][0] == "Move" {
+            let mut mv = vec![None; sets.len()];
+            i += 1;
+            while lines[i][0] != "End" {
+                let set = names.iter().position(|&n| n == lines[i][0]).unwrap();
+                let perm = lines[i + 1].iter().map(|x| x.parse().unwrap()).collect();
+                let ori = lines[i + 2].iter().map(|x| x.parse().unwrap()).collect();
+                mv[set] = Some((perm, ori));
+                i += 3;
+            }
+            moves.push(mv);
+        }
+        i += 1;
+    }
+    (sets, moves)
+}
+
+/// Runs `spec` and checks that it was group ranked with exactly
+/// `reference`'s states, and that its table is `reference`.
+fn assert_exact(spec: &str, reference: &[u64]) -> Finished {
+    let run = run_complete(spec);
+    let Space::Coded(codec) = &run.job.space else {
+        panic!("oriented pieces are coded")
+    };
+    assert!(codec.is_group_ranked(), "{spec}: group ranked");
+    let reachable: u64 = reference.iter().sum();
+    assert_eq!(codec.states(), reachable as u128, "{spec}: ranked = reachable");
+    assert_eq!(run.result.depths, reference, "{spec}");
+    assert_words_solve(&run);
+    run
+}
+
+/// Every rank decodes to a state reachable by the puzzle's moves (applied
+/// here by the coded rules: the content of slot `s` goes to `perm[s]`
+/// gaining `twist[s]`), and encodes back to it.
+fn assert_bijection(run: &Finished) {
+    let Space::Coded(codec) = &run.job.space else {
+        panic!("coded")
+    };
+    let puzzle = &run.job.puzzle;
+    let n = puzzle.slots;
+    let modulus = &puzzle.coding.as_ref().unwrap().modulus;
+    let mut reachable: HashSet<Vec<u8>> = [puzzle.solved.clone()].into();
+    let mut queue = vec![puzzle.solved.clone()];
+    while let Some(state) = queue.pop() {
+        for m in &puzzle.moves {
+            let mut next = state.clone();
+            for s in 0..n {
+                let t = m.perm.images()[s] as usize;
+                next[t] = state[s];
+                next[n + t] = (state[n + s] + m.twist.get(s).copied().unwrap_or(0)) % modulus[t];
+            }
+            if reachable.insert(next.clone()) {
+                queue.push(next);
+            }
+        }
+    }
+    assert_eq!(codec.states(), reachable.len() as u128);
+    let mut state = vec![0u8; 2 * n];
+    for rank in 0..codec.states() as u64 {
+        let (cells, twists) = state.split_at_mut(n);
+        codec.unrank(rank, cells, twists);
+        assert!(reachable.contains(&state), "rank {rank} decodes to a reachable state");
+        assert_eq!(codec.rank(&state[..n], &state[n..]), rank);
+    }
+}
+
+#[test]
+fn corner_only_cube_ranks_its_group() {
+    // <U, R> on the 2×2×2: 29,160 positions; 7!·3⁶ by class digits.
+    let dir = test_dir();
+    let path = dir.path().join("corners.tws");
+    std::fs::write(&path, cube_tws(2, "UR")).unwrap();
+    let reference = reference_bfs(&cube_sticker_generators(2, "UR", true));
+    assert_eq!(reference.iter().sum::<u64>(), 29_160);
+    for k in ["", " --shard-pieces 2"] {
+        let run = assert_exact(&format!("tws:{}{k}", path.display()), &reference);
+        assert_bijection(&run);
+    }
+}
+
+#[test]
+fn edge_only_cube_ranks_its_group() {
+    // <U, F> on the 3×3×3's edges alone (corners left out): the edge
+    // stickers of the geometry's turns (corners come first, 8·3 stickers).
+    let dir = test_dir();
+    let path = dir.path().join("edges.tws");
+    std::fs::write(&path, cube_tws(3, "UF")).unwrap();
+    let edges: Vec<Vec<u8>> = cube_sticker_generators(3, "UF", true)
+        .iter()
+        .map(|g| g[24..].iter().map(|&s| s - 24).collect())
+        .collect();
+    let reference = reference_bfs(&edges);
+    let run = assert_exact(
+        &format!("tws:{} --omit CORNERS --shard-pieces 1", path.display()),
+        &reference,
+    );
+    assert_bijection(&run);
+}
+
+/// Runs a twsearch-style definition exactly, in each shard plan, against
+/// the BFS from its rules.
+fn assert_tws_exact(text: &str, shard_keys: &[&str]) {
+    let dir = test_dir();
+    let path = dir.path().join("def.tws");
+    std::fs::write(&path, text).unwrap();
+    let (sets, moves) = sets_and_moves(text);
+    let reference = reference_tws_bfs(&sets, &moves);
+    for k in shard_keys {
+        assert_bijection(&assert_exact(&format!("tws:{}{k}", path.display()), &reference));
+    }
+}
+
+#[test]
+fn skewb_like_ranks_its_group() {
+    assert_tws_exact(SKEWB_LIKE, &["", " --shard-pieces 3"]);
+}
+
+#[test]
+fn pyraminx_like_ranks_its_group() {
+    // The tips (CORNER2) move with the axial pieces (CORNER): the class
+    // digits rank both orbits' places independently, 12× too many.
+    assert_tws_exact(PYRAMINX_LIKE, &["", " --shard-pieces 2"]);
+}
