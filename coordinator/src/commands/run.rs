@@ -9,7 +9,7 @@ use crate::out::{default_out_dir, OutDir};
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::spec_file_text;
-use cayley_shared::search::resources::{check_disk, free_space, requirements};
+use cayley_shared::search::resources::{check_disk, requirements};
 use std::path::{Path, PathBuf};
 
 /// A temporary checkpoint estimated at no more than this goes to shared
@@ -31,7 +31,12 @@ fn scratch_of(args: &RunArgs, job: &Job) -> PathBuf {
     }
     let shm = Path::new("/dev/shm");
     let need = requirements(job).disk_bytes_to(args.keep_levels, args.max_depth);
-    let fits = || free_space(shm).is_some_and(|free| free as u128 >= 4 * need);
+    let fits = || {
+        args.fault
+            .free_space()
+            .of(shm)
+            .is_some_and(|free| free as u128 >= 4 * need)
+    };
     if need <= SMALL_CHECKPOINT_BYTES && std::env::var_os("TMPDIR").is_none() && shm.is_dir() && fits() {
         return shm.to_path_buf();
     }
