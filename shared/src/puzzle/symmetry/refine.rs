@@ -51,7 +51,10 @@ impl Moves {
                 forward.len()
             ));
         }
-        let backward = forward.iter().map(|m| crate::puzzle::group::points::inverse(m)).collect();
+        let backward = forward
+            .iter()
+            .map(|m| crate::puzzle::group::points::inverse(m))
+            .collect();
         let mut sends = vec![0u64; n * n * words];
         for (j, m) in forward.iter().enumerate() {
             for (y, &z) in m.iter().enumerate() {
@@ -88,11 +91,6 @@ impl Moves {
             same_type,
             class,
         })
-    }
-
-    /// Number of distinct moves.
-    pub fn len(&self) -> usize {
-        self.forward.len()
     }
 
     /// The map with no point assigned: every move may go to any move of its
@@ -187,13 +185,6 @@ pub(super) struct Partial {
     pub assigned: Vec<u16>,
     /// For each move, its candidate images (a set of moves).
     candidates: Vec<u64>,
-}
-
-impl Partial {
-    /// True when every point has an image.
-    pub fn is_complete(&self) -> bool {
-        self.assigned.len() == self.image.len()
-    }
 }
 
 /// The length of the cycle of `m` through `x`.

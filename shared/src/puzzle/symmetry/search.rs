@@ -104,10 +104,7 @@ pub fn find_symmetries(puzzle: &Puzzle) -> Result<FoundGroup, String> {
         .map(|m| m.perm.images().iter().map(|&x| x as u16).collect())
         .collect();
     let moves = Moves::new(n, &perms)?;
-    let mut search = Search {
-        moves: &moves,
-        work: 0,
-    };
+    let mut search = Search { moves: &moves, work: 0 };
     let group = search.run()?;
     for (k, (_, g)) in group.generators.iter().enumerate() {
         super::verify(puzzle, &format!("found{}", k + 1), g)?;

@@ -18,6 +18,7 @@
 //! storage in a move-compatible layout; it is not used.
 
 pub mod fiber;
+pub mod groups;
 pub mod keys;
 pub mod plan;
 pub mod tables;
@@ -55,15 +56,15 @@ impl PartialEq for ReducedSpace {
 impl Eq for ReducedSpace {}
 
 impl ReducedSpace {
-    /// Plans the reduction of `puzzle` by the group its symmetries generate,
-    /// or says why there is none worth having.
-    pub fn plan(puzzle: &Puzzle, even: bool) -> Result<ReducedSpace, String> {
-        if puzzle.symmetries.is_empty() {
-            return Err("the puzzle has no known symmetries".into());
-        }
-        let full = Symmetries::generate(puzzle, &puzzle.symmetries)?;
-        let best = plan::choose(puzzle, &full, &puzzle.symmetries, even)?;
-        Ok(ReducedSpace::new(puzzle, best.symmetries, best.blocks, even))
+    /// Plans the reduction of `puzzle` by the group its symmetries generate
+    /// (declared, built in, or found: see [`groups`]): `Ok(None)` when it has
+    /// none, an error saying why when it has some but none worth having.
+    pub fn plan(puzzle: &Puzzle, even: bool) -> Result<Option<ReducedSpace>, String> {
+        let Some(groups) = groups::candidate_groups(puzzle)? else {
+            return Ok(None);
+        };
+        let best = plan::choose(puzzle, &groups, even)?;
+        Ok(Some(ReducedSpace::new(puzzle, best.symmetries, best.blocks, even)))
     }
 
     /// The space for a given group and partition of the pieces.

@@ -55,7 +55,12 @@ fn next_permutation(a: &mut [u8]) -> bool {
 fn orders_of_the_families_are_the_known_ones() {
     for n in 3..=20u128 {
         assert_eq!(order(&format!("star:{}", n)), factorial(n - 1), "star:{}", n);
-        assert_eq!(order(&format!("transpositions:{}", n)), factorial(n), "transpositions:{}", n);
+        assert_eq!(
+            order(&format!("transpositions:{}", n)),
+            factorial(n),
+            "transpositions:{}",
+            n
+        );
         // The dihedral group of the N-gon.
         assert_eq!(order(&format!("cyclic-coxeter:{}", n)), 2 * n, "cyclic-coxeter:{}", n);
         // The path's reversal.
@@ -92,13 +97,26 @@ fn orders_agree_with_trying_every_permutation() {
 
 /// Euler's totient: the units mod `n`.
 fn phi(n: u128) -> u128 {
-    (1..=n).filter(|&k| (1..=k).rev().find(|d| k % d == 0 && n % d == 0) == Some(1)).count() as u128
+    (1..=n)
+        .filter(|&k| (1..=k).rev().find(|d| k % d == 0 && n % d == 0) == Some(1))
+        .count() as u128
 }
 
 #[test]
 fn loopover_has_its_board_symmetries_and_in_mtm_the_multipliers() {
     let widen = |p: &Perm| p.images().iter().map(|&x| x as u16).collect::<Vec<u16>>();
-    for (rows, cols) in [(2, 2), (2, 3), (3, 3), (2, 5), (3, 4), (4, 4), (4, 6), (5, 5), (3, 7), (8, 8)] {
+    for (rows, cols) in [
+        (2, 2),
+        (2, 3),
+        (3, 3),
+        (2, 5),
+        (3, 4),
+        (4, 4),
+        (4, 6),
+        (5, 5),
+        (3, 7),
+        (8, 8),
+    ] {
         for metric in [Metric::Mtm, Metric::Stm] {
             let p = parse_puzzle(&format!("loopover:{}x{}", rows, cols), metric).unwrap();
             let g = find_symmetries(&p).unwrap();
@@ -158,7 +176,14 @@ fn coded_and_guarded_puzzles_are_not_searched() {
 #[ignore]
 fn timings() {
     let mut specs: Vec<String> = [
-        "pancake", "reversals", "lrx", "top-spin", "coxeter", "cyclic-coxeter", "transpositions", "star",
+        "pancake",
+        "reversals",
+        "lrx",
+        "top-spin",
+        "coxeter",
+        "cyclic-coxeter",
+        "transpositions",
+        "star",
     ]
     .iter()
     .map(|f| format!("{}:20", f))
