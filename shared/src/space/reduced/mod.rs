@@ -36,6 +36,19 @@ use tables::TableCache;
 /// are worked out again for each shard and level.
 pub const STEP_TABLE_BYTES: u64 = 256 << 20;
 
+/// Least reduction (unreduced states over stored bits) for which found
+/// symmetries are used. Per stored bit the reduced kernel took 3 to 3.6
+/// times as long as the block layout per state (lrx:11 and
+/// cyclic-coxeter:11 reduced by 2: 4.05 s and 2.71 s against 2.26 s and
+/// 1.81 s; BENCHMARKS.md, "Symmetries found, not declared"). Declared and
+/// built-in symmetries are used from a 10% saving on, as they always were.
+pub const FOUND_MIN_REDUCTION: u128 = 4;
+
+/// Below this many states a run takes seconds whichever way it goes, so
+/// found symmetries are used from a 10% saving on, like declared ones (and
+/// the reduced path is the one small cases check).
+pub const FOUND_FAST_ANYWAY: u128 = 1 << 24;
+
 /// The reduced state space of a job.
 #[derive(Clone, Debug)]
 pub struct ReducedSpace {
@@ -64,6 +77,17 @@ impl ReducedSpace {
             return Ok(None);
         };
         let best = plan::choose(puzzle, &groups, even)?;
+        let unreduced = crate::space::rank::factorial(puzzle.slots) / if even { 2 } else { 1 };
+        // Found symmetries only where they pay in time, not only in bits.
+        let pays = unreduced < FOUND_FAST_ANYWAY || best.stored() * FOUND_MIN_REDUCTION < unreduced;
+        if puzzle.symmetries.is_empty() && !pays {
+            return Err(format!(
+                "the found symmetries would store {} of {} states, and below a {}-fold reduction the unreduced layout is faster",
+                best.stored(),
+                unreduced,
+                FOUND_MIN_REDUCTION
+            ));
+        }
         Ok(Some(ReducedSpace::new(puzzle, best.symmetries, best.blocks, even)))
     }
 
