@@ -1,14 +1,12 @@
 //! `cayley info`: what a run of a puzzle involves.
 
 use crate::cli::InfoArgs;
-use crate::job::refuse_shard_pieces_when_reduced;
+use crate::job::{parse_args_puzzle, refuse_shard_pieces_when_reduced};
 use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::group::{order_of_points, puzzle_group_order};
 use cayley_shared::puzzle::symmetry::find_symmetries;
-use cayley_shared::puzzle::{
-    parse_puzzle, split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError,
-};
+use cayley_shared::puzzle::{split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError};
 use cayley_shared::search::resources::{default_budget, free_space, requirements};
 use cayley_shared::space::Space;
 use cayley_shared::units::human_bytes;
@@ -18,7 +16,7 @@ use std::path::Path;
 /// disk a run needs; a puzzle too large to plan still gets its group.
 pub fn info(args: InfoArgs) -> anyhow::Result<()> {
     let spec = args.puzzle.spec();
-    let puzzle = match parse_puzzle(&spec, args.puzzle.metric) {
+    let puzzle = match parse_args_puzzle(&args.puzzle) {
         Ok(puzzle) => puzzle,
         Err(SpecError::TooManyPoints { points, max, .. }) => {
             return info_group_only(&spec, args.puzzle.metric, points, max)
@@ -117,7 +115,7 @@ fn info_group_only(spec: &str, metric: Metric, points: usize, max: usize) -> any
 /// (found by search): its order and generators, in the moves' notation.
 fn print_found_symmetries(p: &Puzzle) {
     if p.reduction_off() {
-        println!("symmetries   off (--no-symmetry): none used, none searched for");
+        println!("symmetries   off (--no-symmetry, which --shard-pieces implies for found ones): none used, none searched for");
         return;
     }
     let found = match find_symmetries(p) {

@@ -1,6 +1,6 @@
 //! Symmetries found, not declared: the group of slot permutations σ with
 //! `σ M σ⁻¹ = M` (as a set) for the move set `M` of a puzzle of distinct
-//! pieces, by a backtrack search with refinement ([`super::refine`]).
+//! pieces, by a backtrack search with refinement (`refine.rs`).
 //!
 //! The group can be far too large to list (`transpositions:20` has 20!
 //! elements), so the search returns a generating set and the exact order,

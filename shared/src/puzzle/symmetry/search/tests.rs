@@ -3,6 +3,18 @@ use crate::puzzle::group::Chain;
 use crate::puzzle::{parse_puzzle, Metric};
 use std::collections::HashSet;
 
+/// The S_N families of permutations (burnt pancakes are coded).
+const FAMILIES: [&str; 8] = [
+    "pancake",
+    "reversals",
+    "lrx",
+    "top-spin",
+    "coxeter",
+    "cyclic-coxeter",
+    "transpositions",
+    "star",
+];
+
 fn found(spec: &str) -> FoundGroup {
     let p = parse_puzzle(spec, Metric::Mtm).unwrap();
     find_symmetries(&p).unwrap_or_else(|e| panic!("{}: {}", spec, e))
@@ -76,16 +88,7 @@ fn orders_of_the_families_are_the_known_ones() {
 #[test]
 fn orders_agree_with_trying_every_permutation() {
     for n in 4..=7 {
-        for family in [
-            "pancake",
-            "reversals",
-            "lrx",
-            "top-spin",
-            "coxeter",
-            "cyclic-coxeter",
-            "transpositions",
-            "star",
-        ] {
+        for family in FAMILIES {
             let spec = format!("{}:{}", family, n);
             assert_eq!(order(&spec), brute_force_order(&spec), "{}", spec);
         }
@@ -175,19 +178,7 @@ fn coded_and_guarded_puzzles_are_not_searched() {
 #[test]
 #[ignore]
 fn timings() {
-    let mut specs: Vec<String> = [
-        "pancake",
-        "reversals",
-        "lrx",
-        "top-spin",
-        "coxeter",
-        "cyclic-coxeter",
-        "transpositions",
-        "star",
-    ]
-    .iter()
-    .map(|f| format!("{}:20", f))
-    .collect();
+    let mut specs: Vec<String> = FAMILIES.iter().map(|f| format!("{}:20", f)).collect();
     specs.extend(["loopover:4x4", "loopover:6x6", "loopover:8x8", "loopover:5x12"].map(String::from));
     for spec in specs {
         let p = parse_puzzle(&spec, Metric::Mtm).unwrap();
