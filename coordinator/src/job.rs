@@ -5,12 +5,35 @@
 use crate::cli::PuzzleArgs;
 use crate::manifest::Manifest;
 use cayley_shared::job::Job;
-use cayley_shared::puzzle::{parse_puzzle, parse_puzzle_with_file};
+use cayley_shared::puzzle::symmetry::find_symmetries;
+use cayley_shared::puzzle::{
+    job_spec_with, parse_puzzle, parse_puzzle_with_file, spec_file_text, split_options, split_track, Puzzle, SpecError,
+};
 use cayley_shared::space::Space;
+
+/// The puzzle of the arguments. `--shard-pieces` asks for the plain layout,
+/// so a puzzle whose symmetries would only be found (none declared or built
+/// in, some found) is parsed with `--no-symmetry` in its spec: workers and `resume`,
+/// which rebuild the puzzle from the spec, then plan the same job. Declared
+/// symmetries stay, and refuse the option ([`refuse_shard_pieces_when_reduced`]).
+pub fn parse_args_puzzle(args: &PuzzleArgs) -> Result<Puzzle, SpecError> {
+    let puzzle = parse_puzzle(&args.spec(), args.metric)?;
+    let found = || find_symmetries(&puzzle).is_ok_and(|g| !g.is_trivial());
+    if args.shard_pieces.is_none() || !puzzle.symmetries.is_empty() || puzzle.reduction_off() || !found() {
+        return Ok(puzzle);
+    }
+    let (before, track) = split_track(&puzzle.spec);
+    let (base, directed, _) = split_options(before);
+    parse_puzzle_with_file(
+        &job_spec_with(base, directed, true, track),
+        args.metric,
+        spec_file_text(&puzzle.spec)?.as_deref(),
+    )
+}
 
 /// Parses the puzzle arguments into a planned job.
 pub fn plan_job(args: &PuzzleArgs) -> anyhow::Result<Job> {
-    let puzzle = parse_puzzle(&args.spec(), args.metric)?;
+    let puzzle = parse_args_puzzle(args)?;
     let job = Job::new(puzzle, args.shard_pieces)?.with_chunk_shards(args.chunk_shards);
     refuse_shard_pieces_when_reduced(&job, args)?;
     Ok(job)

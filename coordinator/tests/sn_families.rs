@@ -26,6 +26,27 @@ fn run_table(spec: &str) -> Vec<u64> {
         .collect()
 }
 
+/// The depth table and the order of the symmetries reduced by (1 without
+/// reduction) of `cayley run spec`.
+fn run_result(spec: &str) -> (Vec<u64>, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut args = vec!["run"];
+    args.extend(spec.split(' '));
+    args.extend(["-q", "--threads", "2", "--out", out.to_str().unwrap()]);
+    let o = cayley(&args);
+    assert!(o.status.success(), "{}: {}", spec, stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
+    assert_eq!(json["complete"], true, "{}", spec);
+    let depths = json["depths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect();
+    (depths, json["symmetries"].as_u64().unwrap())
+}
+
 /// One generator: a state to its neighbour.
 type Step = Box<dyn Fn(&[u8]) -> Vec<u8>>;
 
@@ -107,26 +128,109 @@ fn adjacent_and_all_transpositions_match_their_closed_forms() {
     assert_eq!(run_table("transpositions:7"), stirling_by_distance(7));
 }
 
+/// The generators of `family` on `n` points, written here from the
+/// families' definitions (the `lrx` and `top-spin` of the tests take K = 2
+/// and the default K = 4).
+fn family_moves(family: &str, n: usize) -> Moves {
+    match family {
+        "pancake" => (1..n).map(|i| reverse(0, i)).collect(),
+        "reversals" => (0..n).flat_map(|i| (i + 1..n).map(move |j| reverse(i, j))).collect(),
+        "star" => (1..n).map(|i| swap(0, i)).collect(),
+        "coxeter" => (0..n - 1).map(|i| swap(i, i + 1)).collect(),
+        "cyclic-coxeter" => {
+            let mut cyclic: Moves = (0..n - 1).map(|i| swap(i, i + 1)).collect();
+            cyclic.push(swap(0, n - 1));
+            cyclic
+        }
+        "transpositions" => (0..n).flat_map(|i| (i + 1..n).map(move |j| swap(i, j))).collect(),
+        "lrx" => vec![rotate(true), rotate(false), swap(0, 2)],
+        "top-spin" => vec![rotate(true), rotate(false), reverse(0, 3)],
+        other => panic!("no moves written for {}", other),
+    }
+}
+
+/// The spec of `family` on `n` points with the K of [`family_moves`].
+fn family_spec(family: &str, n: usize) -> String {
+    match family {
+        "lrx" => format!("lrx:{}:2", n),
+        other => format!("{}:{}", other, n),
+    }
+}
+
+const FAMILIES: [&str; 8] = [
+    "pancake",
+    "reversals",
+    "star",
+    "coxeter",
+    "cyclic-coxeter",
+    "transpositions",
+    "lrx",
+    "top-spin",
+];
+
 #[test]
 fn the_other_families_match_a_plain_search() {
     let n = 7;
-    let pancake: Moves = (1..n).map(|i| reverse(0, i)).collect();
-    let reversals: Moves = (0..n).flat_map(|i| (i + 1..n).map(move |j| reverse(i, j))).collect();
-    let star: Moves = (1..n).map(|i| swap(0, i)).collect();
-    let mut cyclic: Moves = (0..n - 1).map(|i| swap(i, i + 1)).collect();
-    cyclic.push(swap(0, n - 1));
-    let lrx: Moves = vec![rotate(true), rotate(false), swap(0, 2)];
-    let top_spin: Moves = vec![rotate(true), rotate(false), reverse(0, 3)];
-    for (spec, moves) in [
-        ("pancake:7", pancake),
-        ("reversals:7", reversals),
-        ("star:7", star),
-        ("cyclic-coxeter:7", cyclic),
-        ("lrx:7:2", lrx),
-        ("top-spin:7", top_spin),
-    ] {
-        assert_eq!(run_table(spec), bfs(identity(n), &moves), "{}", spec);
+    for family in ["pancake", "reversals", "star", "cyclic-coxeter", "lrx", "top-spin"] {
+        let spec = family_spec(family, n);
+        assert_eq!(run_table(&spec), bfs(identity(n), &family_moves(family, n)), "{}", spec);
     }
+}
+
+/// The symmetries found by search reduce the families that have some, and
+/// the reduced table is the unreduced one and the plain search's.
+#[test]
+fn found_symmetries_give_the_tables_of_the_unreduced_run() {
+    for n in 5..=7 {
+        for family in FAMILIES {
+            let spec = family_spec(family, n);
+            let expected = bfs(identity(n), &family_moves(family, n));
+            let (reduced, symmetries) = run_result(&spec);
+            assert_eq!(reduced, expected, "{}", spec);
+            let (unreduced, none) = run_result(&format!("{} --no-symmetry", spec));
+            assert_eq!(unreduced, expected, "{} --no-symmetry", spec);
+            assert_eq!(none, 1, "{} --no-symmetry", spec);
+            // Every family but pancake has symmetries (pancake none from 5
+            // on: tests of the search), and at these sizes they are used.
+            if family == "pancake" {
+                assert_eq!(symmetries, 1, "{}", spec);
+            } else {
+                assert!(symmetries > 1, "{} was not reduced", spec);
+            }
+        }
+    }
+}
+
+/// A perm file's symmetries are found without being declared: the
+/// transpositions (1,k) of a star on 6 points are permuted by every
+/// permutation of the leaves 2..6, 5! = 120 of them.
+#[test]
+fn a_perm_files_symmetries_are_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("star.txt");
+    std::fs::write(&file, "a: (1,2)\nb: (1,3)\nc: (1,4)\nd: (1,5)\ne: (1,6)\n").unwrap();
+    let spec = format!("perm:{}", file.display());
+    let o = cayley(&["info", &spec]);
+    let text = common::stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(text.contains("symmetries   found: a group of order 120"), "{}", text);
+    assert!(text.contains("cycles on slots numbered from 1"), "{}", text);
+    let (table, symmetries) = run_result(&spec);
+    assert!(symmetries > 1, "{}", symmetries);
+    assert_eq!(table, bfs(identity(6), &family_moves("star", 6)));
+}
+
+#[test]
+fn info_numbers_the_families_points_from_0_and_prints_the_found_group() {
+    let o = cayley(&["info", "star:6"]);
+    let text = common::stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(text.contains("cycles on slots numbered from 0"), "{}", text);
+    assert!(text.contains("  (0,5)    (0,5)"), "{}", text);
+    // 5! = 120: every permutation of the leaves 1..5.
+    assert!(text.contains("symmetries   found: a group of order 120"), "{}", text);
+    let o = cayley(&["info", "star:6", "--no-symmetry"]);
+    assert!(common::stdout(&o).contains("symmetries   off (--no-symmetry"));
 }
 
 #[test]

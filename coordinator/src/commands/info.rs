@@ -1,13 +1,12 @@
 //! `cayley info`: what a run of a puzzle involves.
 
 use crate::cli::InfoArgs;
-use crate::job::refuse_shard_pieces_when_reduced;
+use crate::job::{parse_args_puzzle, refuse_shard_pieces_when_reduced};
 use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::group::{order_of_points, puzzle_group_order};
-use cayley_shared::puzzle::{
-    parse_puzzle, split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError,
-};
+use cayley_shared::puzzle::symmetry::find_symmetries;
+use cayley_shared::puzzle::{split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError};
 use cayley_shared::search::resources::{default_budget, requirements, FreeSpace};
 use cayley_shared::space::Space;
 use cayley_shared::units::human_bytes;
@@ -17,7 +16,7 @@ use std::path::Path;
 /// disk a run needs; a puzzle too large to plan still gets its group.
 pub fn info(args: InfoArgs) -> anyhow::Result<()> {
     let spec = args.puzzle.spec();
-    let puzzle = match parse_puzzle(&spec, args.puzzle.metric) {
+    let puzzle = match parse_args_puzzle(&args.puzzle) {
         Ok(puzzle) => puzzle,
         Err(SpecError::TooManyPoints { points, max, .. }) => {
             return info_group_only(&spec, args.puzzle.metric, points, max)
@@ -27,7 +26,12 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
     let p = &puzzle;
     println!("puzzle       {} ({} metric)", p.spec, p.metric);
     println!("slots        {}", p.slots);
-    println!("moves        {}", p.moves_text());
+    let first = p.first_point();
+    println!(
+        "moves        {} (cycles on slots numbered from {})",
+        p.moves_text(),
+        first
+    );
     for m in &p.moves {
         let twist = if m.twist.iter().any(|&t| t != 0) {
             format!("  twists {:?}", m.twist)
@@ -38,12 +42,12 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
             Some(g) => println!(
                 "  {:<8} {}{}  when {} is in slot {}",
                 m.name,
-                m.perm,
+                m.perm.cycles_from(first),
                 twist,
                 guard_label(p, g.piece),
-                g.slot + 1
+                g.slot + first
             ),
-            None => println!("  {:<8} {}{}", m.name, m.perm, twist),
+            None => println!("  {:<8} {}{}", m.name, m.perm.cycles_from(first), twist),
         }
     }
     if !p.is_undirected() {
@@ -55,6 +59,7 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
     if let Some(reachable) = p.reachable_states.filter(|&r| Some(r) != order.to_u128()) {
         println!("reachable    {}", reachable);
     }
+    print_found_symmetries(p);
     let job = match Job::new(puzzle, args.puzzle.shard_pieces) {
         Ok(job) => {
             refuse_shard_pieces_when_reduced(&job, &args.puzzle)?;
@@ -106,6 +111,43 @@ fn info_group_only(spec: &str, metric: Metric, points: usize, max: usize) -> any
     Ok(())
 }
 
+/// The group of the slot permutations that map the move set onto itself
+/// (found by search): its order and generators, in the moves' notation.
+fn print_found_symmetries(p: &Puzzle) {
+    if p.reduction_off() {
+        println!("symmetries   off (--no-symmetry, which --shard-pieces implies for found ones): none used, none searched for");
+        return;
+    }
+    let found = match find_symmetries(p) {
+        Ok(found) => found,
+        // Coded and guarded puzzles: their families declare what they have.
+        Err(_) if p.coding.is_some() || p.moves.iter().any(|m| m.guard.is_some()) => return,
+        Err(why) => {
+            println!("symmetries   not searched: {}", why);
+            return;
+        }
+    };
+    let declared = if p.symmetries.is_empty() {
+        "used when reduction pays"
+    } else {
+        "the declared or built-in ones are used"
+    };
+    println!(
+        "symmetries   found: a group of order {} (slot permutations mapping the moves onto themselves; {})",
+        found.order(),
+        declared
+    );
+    let base: Vec<String> = found.base.iter().map(|&b| (b + p.first_point()).to_string()).collect();
+    println!(
+        "  base       {} (a generator of level k fixes the first k base points)",
+        base.join(" ")
+    );
+    for (i, (level, g)) in found.generators.iter().enumerate() {
+        let name = format!("found{}", i + 1);
+        println!("  {:<10} level {:<3} {}", name, level, g.cycles_from(p.first_point()));
+    }
+}
+
 /// The label of the piece (or class, in a coded puzzle) a guard names.
 fn guard_label(p: &Puzzle, piece: usize) -> &str {
     match &p.coding {
@@ -143,9 +185,11 @@ fn print_plan(job: &Job) {
             let blocks = r.blocks();
             let mut sizes: Vec<usize> = blocks.iter().map(|b| b.len()).collect();
             sizes.sort_unstable();
+            let found = r.symmetries.generators.iter().any(|g| g.starts_with("found"));
             println!(
-                "symmetry     reduced by a group of {} symmetries ({}); blocks of {:?} pieces",
+                "symmetry     reduced by a group of {} symmetries ({}{}); blocks of {:?} pieces",
                 r.symmetries.order(),
+                if found { "the found subgroup generated by " } else { "" },
                 r.symmetries.generators.join(", "),
                 sizes
             );

@@ -48,15 +48,15 @@ impl Job {
     /// that pays (see [`crate::space::reduced`]); `--shard-pieces` then does not apply.
     pub fn new(puzzle: Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<Job> {
         let mut symmetry_note = None;
-        let reduced = match (&puzzle.coding, puzzle.symmetries.is_empty()) {
-            (None, false) => match ReducedSpace::plan(&puzzle, puzzle.all_moves_even()) {
-                Ok(r) => Some(r),
+        let reduced = match &puzzle.coding {
+            None => match ReducedSpace::plan(&puzzle, puzzle.all_moves_even()) {
+                Ok(r) => r,
                 Err(why) => {
                     symmetry_note = Some(why);
                     None
                 }
             },
-            _ => None,
+            Some(_) => None,
         };
         let group_order = puzzle_group_order(&puzzle).to_u128().unwrap_or(u128::MAX);
         let reachable_states = match &puzzle.coding {

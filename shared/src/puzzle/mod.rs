@@ -218,6 +218,19 @@ impl Puzzle {
         })
     }
 
+    /// The number of the first slot in cycle notation for people: 0 when
+    /// the pieces are labelled from 0 (the S_N families, numbered as
+    /// CayleyPy numbers them), otherwise 1 (`perm:` files, boards).
+    pub fn first_point(&self) -> usize {
+        usize::from(self.labels.first().is_none_or(|l| l != "0"))
+    }
+
+    /// True when the spec turns symmetry reduction off (`--no-symmetry`):
+    /// then the puzzle has no symmetries and none are searched for.
+    pub fn reduction_off(&self) -> bool {
+        strip_no_symmetry(&self.spec).1
+    }
+
     /// True when every move is an even permutation, so only even states are
     /// reachable and ranking can use half the bits.
     pub fn all_moves_even(&self) -> bool {

@@ -138,18 +138,29 @@ impl std::ops::Index<usize> for Perm {
     }
 }
 
+impl Perm {
+    /// Cycle notation with points numbered from `first` (0 for the families
+    /// that number points as CayleyPy does, 1 elsewhere), `()` for the
+    /// identity.
+    pub fn cycles_from(&self, first: usize) -> String {
+        let cycles = self.cycles();
+        if cycles.is_empty() {
+            return "()".into();
+        }
+        cycles
+            .iter()
+            .map(|c| {
+                let parts: Vec<String> = c.iter().map(|&x| (x as usize + first).to_string()).collect();
+                format!("({})", parts.join(","))
+            })
+            .collect()
+    }
+}
+
 /// Prints 1-based cycle notation, `()` for the identity.
 impl fmt::Display for Perm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let cycles = self.cycles();
-        if cycles.is_empty() {
-            return write!(f, "()");
-        }
-        for c in cycles {
-            let parts: Vec<String> = c.iter().map(|&x| (x as usize + 1).to_string()).collect();
-            write!(f, "({})", parts.join(","))?;
-        }
-        Ok(())
+        f.write_str(&self.cycles_from(1))
     }
 }
 
@@ -175,6 +186,7 @@ mod tests {
         assert_eq!(a.after(&b).images(), &[1, 2, 3, 0]);
         assert_eq!((a.order(), b.order(), a.after(&b).order()), (3, 2, 4));
         assert_eq!(Perm::identity(5).order(), 1);
+        assert_eq!(a.after(&b).cycles_from(0), "(0,1,2,3)");
     }
 
     #[test]

@@ -18,6 +18,7 @@
 //! storage in a move-compatible layout; it is not used.
 
 pub mod fiber;
+pub mod groups;
 pub mod keys;
 pub mod plan;
 pub mod tables;
@@ -34,6 +35,19 @@ use tables::TableCache;
 /// shard and move; see the reduced kernel's `steps.rs`). Above it, steps
 /// are worked out again for each shard and level.
 pub const STEP_TABLE_BYTES: u64 = 256 << 20;
+
+/// Least reduction (unreduced states over stored bits) for which found
+/// symmetries are used. Per stored bit the reduced kernel took 3 to 3.6
+/// times as long as the block layout per state (lrx:11 and
+/// cyclic-coxeter:11 reduced by 2: 4.05 s and 2.71 s against 2.26 s and
+/// 1.81 s; BENCHMARKS.md, "Symmetries found, not declared"). Declared and
+/// built-in symmetries are used from a 10% saving on, as they always were.
+pub const FOUND_MIN_REDUCTION: u128 = 4;
+
+/// Below this many states a run takes seconds whichever way it goes, so
+/// found symmetries are used from a 10% saving on, like declared ones (and
+/// the reduced path is the one small cases check).
+pub const FOUND_FAST_ANYWAY: u128 = 1 << 24;
 
 /// The reduced state space of a job.
 #[derive(Clone, Debug)]
@@ -55,15 +69,26 @@ impl PartialEq for ReducedSpace {
 impl Eq for ReducedSpace {}
 
 impl ReducedSpace {
-    /// Plans the reduction of `puzzle` by the group its symmetries generate,
-    /// or says why there is none worth having.
-    pub fn plan(puzzle: &Puzzle, even: bool) -> Result<ReducedSpace, String> {
-        if puzzle.symmetries.is_empty() {
-            return Err("the puzzle has no known symmetries".into());
+    /// Plans the reduction of `puzzle` by the group its symmetries generate
+    /// (declared, built in, or found: see [`groups`]): `Ok(None)` when it has
+    /// none, an error saying why when it has some but none worth having.
+    pub fn plan(puzzle: &Puzzle, even: bool) -> Result<Option<ReducedSpace>, String> {
+        let Some(groups) = groups::candidate_groups(puzzle)? else {
+            return Ok(None);
+        };
+        let best = plan::choose(puzzle, &groups, even)?;
+        let unreduced = crate::space::rank::factorial(puzzle.slots) / if even { 2 } else { 1 };
+        // Found symmetries only where they pay in time, not only in bits.
+        let pays = unreduced < FOUND_FAST_ANYWAY || best.stored() * FOUND_MIN_REDUCTION < unreduced;
+        if puzzle.symmetries.is_empty() && !pays {
+            return Err(format!(
+                "the found symmetries would store {} of {} states, and below a {}-fold reduction the unreduced layout is faster",
+                best.stored(),
+                unreduced,
+                FOUND_MIN_REDUCTION
+            ));
         }
-        let full = Symmetries::generate(puzzle, &puzzle.symmetries)?;
-        let best = plan::choose(puzzle, &full, &puzzle.symmetries, even)?;
-        Ok(ReducedSpace::new(puzzle, best.symmetries, best.blocks, even))
+        Ok(Some(ReducedSpace::new(puzzle, best.symmetries, best.blocks, even)))
     }
 
     /// The space for a given group and partition of the pieces.

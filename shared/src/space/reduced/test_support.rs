@@ -6,7 +6,9 @@ use crate::puzzle::{parse_puzzle, Metric, Puzzle};
 /// The puzzle of `spec` and its reduced space.
 pub fn space(spec: &str, metric: Metric) -> (Puzzle, ReducedSpace) {
     let p = parse_puzzle(spec, metric).unwrap();
-    let r = ReducedSpace::plan(&p, p.all_moves_even()).unwrap_or_else(|e| panic!("{}: {}", spec, e));
+    let r = ReducedSpace::plan(&p, p.all_moves_even())
+        .unwrap_or_else(|e| panic!("{}: {}", spec, e))
+        .unwrap_or_else(|| panic!("{}: no symmetries", spec));
     (p, r)
 }
 

@@ -35,7 +35,11 @@ fn four_by_four_reduces_by_all_128_board_symmetries() {
     let p = parse_puzzle("loopover:4x4", Metric::Mtm).unwrap();
     let full = crate::puzzle::symmetry::Symmetries::generate(&p, &p.symmetries).unwrap();
     assert_eq!(full.order(), 128);
-    let best = plan::choose(&p, &full, &p.symmetries, false).unwrap();
+    let groups = [groups::Candidate {
+        group: full,
+        generators: p.symmetries.clone(),
+    }];
+    let best = plan::choose(&p, &groups, false).unwrap();
     assert_eq!(best.symmetries.order(), 128);
     assert_eq!(best.blocks.len(), 4, "the parity classes (r mod 2, c mod 2)");
     // Within 2% of 16!/128, the fewest a reduction by these 128 can store.

@@ -11,9 +11,14 @@
 //! state by construction, and a move `m` (with guard "piece `q` in slot
 //! `s`") becomes `σmσ⁻¹` with guard "piece `π(q)` in slot `σ(s)`".
 
+mod refine;
+pub mod search;
+
 use crate::puzzle::perm::Perm;
 use crate::puzzle::Puzzle;
 use std::collections::HashMap;
+
+pub use search::{find_symmetries, FoundGroup};
 
 /// Largest symmetry group handled (the 8×8 Loopover has 512 board symmetries).
 pub const MAX_ORDER: usize = 4096;
