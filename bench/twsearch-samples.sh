@@ -95,7 +95,10 @@ for name in "${names[@]}"; do
   if [ ! -f "$file" ]; then skipped+=("$name: no file $file"); continue; fi
   info=$("$cayley" info "tws:$file" "${cayley_mem[@]}" 2>&1) || true
   order=$(sed -n 's/^group order  *\([0-9]*\).*/\1/p' <<<"$info")
-  ranked=$(sed -n 's/^states  *\([0-9]*\) ranked.*/\1/p' <<<"$info")
+  # "N ranked, …" (coded and block layouts) or "N stored per level for M"
+  # (a symmetry-reduced space: N bits a level).
+  ranked=$(sed -n -e 's/^states  *\([0-9,]*\) ranked.*/\1/p' \
+    -e 's/^states  *\([0-9,]*\) stored per level.*/\1/p' <<<"$info" | tr -d ,)
   why=$(grep -m1 -E '^(search |error)' <<<"$info" | sed 's/^search  *//' | cut -c1-160 || true)
   if [ -z "$ranked" ]; then skipped+=("$name: cayley: ${why:-no ranked states in cayley info}"); continue; fi
   read -r budget_n budget_u < <(sed -n 's/^memory  *\([0-9.]*\) \([KMGTP]*i*B\) per worker.*/\1 \2/p' <<<"$info")

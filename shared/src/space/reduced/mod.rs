@@ -44,10 +44,13 @@ pub const STEP_TABLE_BYTES: u64 = 256 << 20;
 /// built-in symmetries are used from a 10% saving on, as they always were.
 pub const FOUND_MIN_REDUCTION: u128 = 4;
 
-/// Below this many states a run takes seconds whichever way it goes, so
-/// found symmetries are used from a 10% saving on, like declared ones (and
-/// the reduced path is the one small cases check).
-pub const FOUND_FAST_ANYWAY: u128 = 1 << 24;
+/// Below this many states a run takes milliseconds whichever way it goes,
+/// so found symmetries are used from a 10% saving on, like declared ones:
+/// the reduced path is then the one the small families' tests check
+/// (N ≤ 8). Not above: the reduced path's set-up costs more than it saves
+/// on small spaces (lo33's 181,440 states, reduced 3-fold: 0.16 s and
+/// 33 MiB against 0.04 s and 10 MiB unreduced; BENCHMARKS.md).
+pub const FOUND_FAST_ANYWAY: u128 = 1 << 16;
 
 /// The reduced state space of a job.
 #[derive(Clone, Debug)]
