@@ -3,14 +3,19 @@
 
 Usage: bench/replay-antipodes.py INFO.txt antipodes.txt
   INFO.txt: the output of `cayley info PUZZLE` (its generator cycles).
-A cycle (..., a, b, ...) moves the piece in slot a to slot b. Prints each
+A cycle (..., a, b, ...) moves the piece in slot a to slot b; slots are
+numbered as info says ("cycles on slots numbered from 0" for the S_N
+families, from 1 otherwise). Prints each
 word's length and exits non-zero unless every antipode ends solved.
-For puzzles whose solved grid reads 1, 2, ..., n (Loopover, Turnstyle
-permutations); not for sliding puzzles (their blank is '.')."""
+For puzzles whose solved grid reads 1, 2, ..., n or 0, 1, ..., n-1
+(Loopover, Turnstyle, permutations, the S_N families); not for sliding
+puzzles (their blank is '.')."""
 import re, sys
 if len(sys.argv) != 3:
     sys.exit(__doc__)
 info, anti = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+first = re.search(r"numbered from (\d+)", info)
+first = int(first.group(1)) if first else 1
 gens = {}
 for m in re.finditer(r"^\s+(\S+)\s+((?:\([\d,]+\))+)\s*$", info, re.M):
     cycles = [list(map(int, c.split(','))) for c in re.findall(r"\(([\d,]+)\)", m.group(2))]
@@ -21,7 +26,7 @@ def apply(state, cycles):
     s = list(state)
     for c in cycles:
         for i, a in enumerate(c):
-            s[c[(i + 1) % len(c)] - 1] = state[a - 1]  # slot a's piece moves on
+            s[c[(i + 1) % len(c)] - first] = state[a - first]  # slot a's piece moves on
     return s
 
 
