@@ -215,11 +215,13 @@ fn print_plan(job: &Job) {
                 c.describe()
             );
             println!(
-                "shard plan   {} shard classes -> {} shards of {} ({} states each)",
+                "shard plan   {} shard classes -> {} shards of {} ({} states each: {} blocks of {} states)",
                 c.shard_classes,
                 c.shards(),
                 human_bytes(job.space.shard_bytes() as u128),
-                c.shard_states()
+                c.shard_states(),
+                c.shard_blocks(),
+                c.low().states()
             );
         }
     }

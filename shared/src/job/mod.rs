@@ -59,6 +59,12 @@ impl Job {
             Some(_) => None,
         };
         let group_order = puzzle_group_order(&puzzle).to_u128().unwrap_or(u128::MAX);
+        let (puzzle, reduced) = if ranked_by_group(&puzzle, group_order, reduced.as_ref(), shard_pieces) {
+            symmetry_note = None;
+            (puzzle.as_coded(), None)
+        } else {
+            (puzzle, reduced)
+        };
         let reachable_states = match &puzzle.coding {
             None => Some(puzzle.reachable_states.unwrap_or(group_order)),
             Some(_) => coded_reachable(&puzzle, group_order),
@@ -152,6 +158,39 @@ impl Job {
     pub fn reachable_text(&self) -> String {
         self.reachable_states.map_or("unknown".into(), |r| r.to_string())
     }
+}
+
+/// True when a plain puzzle is better ranked by its group (as a coded
+/// puzzle of distinct pieces, `space/codec/grouped.rs`) than by the block
+/// layout, which ranks all `n!` (or `n!/2`) permutations: when the group
+/// is less than half of those (M24 on 24 points: 2.4·10⁸ of 6.2·10²³; the
+/// pyramorphix: 96 of 20,160), unless
+/// - the puzzle's own symmetries (declared, or the family's) reduce it, or
+///   found ones store fewer bits than the group has elements;
+/// - `--shard-pieces` asks for a block layout's shard key that exists
+///   (the chain's levels are not pieces);
+/// - it is guarded (the reachable set is not a group), or the codec cannot
+///   rank it (64 slots, 2⁶³ states).
+fn ranked_by_group(
+    puzzle: &Puzzle,
+    group_order: u128,
+    reduced: Option<&ReducedSpace>,
+    shard_pieces: Option<usize>,
+) -> bool {
+    if puzzle.coding.is_some()
+        || !puzzle.guarded_pieces().is_empty()
+        || puzzle.reachable_states.is_some()
+        || puzzle.slots > crate::space::codec::MAX_CODED_SLOTS
+        || group_order >= 1 << 63
+    {
+        return false;
+    }
+    let halves = if puzzle.all_moves_even() { 2 } else { 1 };
+    let permutations = (1..=puzzle.slots as u128).try_fold(1u128, |f, k| f.checked_mul(k));
+    let loose = permutations.is_none_or(|p| group_order * 2 * halves < p);
+    let reduction_wins = reduced.is_some_and(|r| !puzzle.symmetries.is_empty() || r.states() <= group_order);
+    let asked_blocks = shard_pieces.is_some() && plan_blocks(puzzle, shard_pieces).is_ok();
+    loose && !reduction_wins && !asked_blocks
 }
 
 /// The block layout of a puzzle of distinct pieces.

@@ -64,6 +64,26 @@ impl Puzzle {
         let guarded = self.guarded_pieces();
         let mut order = guarded.clone();
         order.extend(tracked.iter().filter(|p| !guarded.contains(p)));
+        let mut partial = self.with_classes(&order);
+        partial.spec = format!("{}{}{}", self.spec, TRACK_SEPARATOR, list);
+        // The family's count is for all pieces; the job works out the
+        // partial count (or searches to an empty level).
+        partial.reachable_states = None;
+        Ok(partial)
+    }
+
+    /// The same puzzle as a coded one of distinct pieces (every piece its
+    /// own class), for the group ranking of a puzzle whose group is much
+    /// smaller than the permutations the block layout ranks. The spec and
+    /// the reachable count stay: the job rebuilds it from the spec.
+    pub fn as_coded(&self) -> Puzzle {
+        let order: Vec<usize> = (0..self.slots).collect();
+        self.with_classes(&order)
+    }
+
+    /// The coded puzzle in which the pieces `order` are classes `0, 1, …`
+    /// and every other piece is one more class.
+    fn with_classes(&self, order: &[usize]) -> Puzzle {
         let mut class_of = vec![order.len() as u8; self.slots];
         for (class, &piece) in order.iter().enumerate() {
             class_of[piece] = class as u8;
@@ -89,17 +109,15 @@ impl Puzzle {
                 twist: Vec::new(),
             })
             .collect();
-        Ok(Puzzle {
-            spec: format!("{}{}{}", self.spec, TRACK_SEPARATOR, list),
+        Puzzle {
+            spec: self.spec.clone(),
             metric: self.metric,
             slots: self.slots,
             moves,
             grid: self.grid,
             labels: self.labels.clone(),
             solved,
-            // The family's count is for all pieces; the job works out the
-            // partial count (or searches to an empty level).
-            reachable_states: None,
+            reachable_states: self.reachable_states,
             coding: Some(Coding {
                 class_labels,
                 modulus: vec![1; self.slots],
@@ -107,7 +125,7 @@ impl Puzzle {
             }),
             // Symmetry reduction needs distinct pieces.
             symmetries: Vec::new(),
-        })
+        }
     }
 }
 

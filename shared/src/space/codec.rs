@@ -28,11 +28,13 @@
 
 mod chain;
 mod group;
+mod grouped;
 mod lattice;
+mod tail;
 mod twists;
 
 use crate::space::colex::Binomials;
-use group::GroupRank;
+use grouped::GroupRanking;
 pub use twists::LowTables;
 use twists::{order_for_low_part, unrank_low, TwistKind, TwistOrbit};
 
@@ -70,8 +72,8 @@ pub struct Codec {
     wild: Vec<bool>,
     low: LowTables,
     /// The group ranking, when it replaces the class digits and twists
-    /// (distinct pieces, fewer ranks: see `codec/group.rs`).
-    group: Option<Box<GroupRank>>,
+    /// (distinct pieces, fewer ranks: see `codec/grouped.rs`).
+    group: Option<Box<GroupRanking>>,
     /// Class digits (or chain levels) in the shard key (`k`).
     pub shard_classes: usize,
     /// Blocks per shard.
@@ -138,7 +140,7 @@ impl Codec {
         let group = input
             .group_order
             .filter(|&order| (order as f64) < log_states.exp2() && order < 1 << 63)
-            .and_then(|order| GroupRank::plan(input, order))
+            .and_then(|order| GroupRanking::plan(input, order))
             .map(Box::new);
         if log_states >= 63.0 && group.is_none() {
             return Err(CodecError::TooManyStates {
@@ -240,7 +242,7 @@ impl Codec {
         self.group.as_ref().map_or(self.classes.len(), |g| g.levels())
     }
 
-    /// True when states are ranked by the group (`codec/group.rs`): exactly the
+    /// True when states are ranked by the group (`codec/grouped.rs`): exactly the
     /// reachable ones.
     pub fn is_group_ranked(&self) -> bool {
         self.group.is_some()
@@ -248,11 +250,9 @@ impl Codec {
 
     /// How states are ranked, for people.
     pub fn describe(&self) -> &'static str {
-        if self.group.is_some() {
-            "stabiliser chain of the pieces' places, then the twist lattice"
-        } else {
-            "places of each piece class, then twists"
-        }
+        self.group
+            .as_ref()
+            .map_or("places of each piece class, then twists", |g| g.describe())
     }
 
     /// Rank of a state given as slot classes and slot twists.
@@ -266,7 +266,7 @@ impl Codec {
     #[inline]
     pub fn rank_with(&self, cells: &[u8], twists: &[u8], masks: &mut [u64; MAX_CODED_SLOTS]) -> u64 {
         if let Some(group) = &self.group {
-            return group.rank_block(cells, twists) * self.low.states() as u64 + group.rank_low(twists);
+            return group.rank(cells, twists, self.low.states() as u64);
         }
         let block = self.rank_block(cells, twists, masks);
         self.twists[self.first_low..]
@@ -322,8 +322,7 @@ impl Codec {
     pub fn unrank(&self, rank: u64, cells: &mut [u8], twists: &mut [u8]) {
         let w = self.low.states() as u64;
         if let Some(group) = &self.group {
-            group.unrank_block(rank / w, cells, twists, false);
-            group.unrank_low(rank % w, twists);
+            group.unrank(rank, w, cells, twists);
             return;
         }
         self.unrank_block(rank / w, cells, twists);
@@ -340,7 +339,7 @@ impl Codec {
     /// low tables a move into this block uses ([`LowTables`]).
     pub fn unrank_block_label(&self, mut block: u64, cells: &mut [u8], twists: &mut [u8]) -> usize {
         if let Some(group) = &self.group {
-            return group.unrank_block(block, cells, twists, true) as usize;
+            return group.unrank_block(block, cells, twists);
         }
         let mut twist_values = [0u64; MAX_CODED_SLOTS];
         for (value, orbit) in twist_values.iter_mut().zip(&self.twists[..self.first_low]).rev() {

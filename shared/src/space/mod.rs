@@ -4,7 +4,8 @@
 //! - [`Layout`] for permutations of distinct pieces, with blocks that a
 //!   move carries whole through one row of the low table (the fast path);
 //! - [`Codec`] for identical or oriented pieces (partial puzzles, `.tws`
-//!   files), where the kernel ranks and unranks state by state;
+//!   files), and for groups far smaller than the permutations of their
+//!   pieces (ranked by a stabiliser chain, `codec/grouped.rs`);
 //! - [`ReducedSpace`] for distinct pieces reduced by the puzzle's
 //!   symmetries: a shard is a class of keys, and each stored bit stands for
 //!   a known number of states ([`Space::weight`]).

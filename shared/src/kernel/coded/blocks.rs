@@ -41,11 +41,13 @@ pub(super) struct BlockCache {
 }
 
 /// The source blocks of a shard's blocks, `moves` entries per block, and
-/// each block's label (the low tables' row, [`crate::space::codec::LowTables`];
-/// empty when the codec has one label).
+/// the labels (the low tables' rows, [`crate::space::codec::LowTables`]):
+/// one per block, one per block and move when the low tables say so, or
+/// none when the codec has one label.
 pub(super) struct SourceBlocks {
     sources: Vec<u32>,
     labels: Vec<u32>,
+    per_move: bool,
 }
 
 impl SourceBlocks {
@@ -54,9 +56,11 @@ impl SourceBlocks {
         &self.sources[block * moves..(block + 1) * moves]
     }
 
+    /// The label of move `m` into `block`.
     #[inline]
-    fn label(&self, block: usize) -> usize {
-        self.labels.get(block).map_or(0, |&l| l as usize)
+    fn label(&self, block: usize, m: usize, moves: usize) -> usize {
+        let at = if self.per_move { block * moves + m } else { block };
+        self.labels.get(at).map_or(0, |&l| l as usize)
     }
 }
 
@@ -148,7 +152,7 @@ impl Pass<'_> {
                 }
                 let unseen = popcount(&scratch.unseen);
                 let cost = if live {
-                    scratch.bottom_up(self.task, self.sources, row, self.table.label(b))
+                    scratch.bottom_up(self.task, self.sources, &self.table, b)
                 } else {
                     0
                 };
@@ -172,11 +176,10 @@ impl Pass<'_> {
                 let row = self.table.row(b, moves);
                 let live = scratch.select_sources(&self.occupied, row);
                 if live && scratch.load_unseen(self.task, b * w) {
-                    let label = self.table.label(b);
                     count += if bottom_up {
-                        scratch.bottom_up(self.task, self.sources, row, label)
+                        scratch.bottom_up(self.task, self.sources, &self.table, b)
                     } else {
-                        scratch.top_down(self.task, self.sources, row, label)
+                        scratch.top_down(self.task, self.sources, &self.table, b)
                     };
                     or_into(chunk, (b - first) * w, w, &scratch.found);
                 }
@@ -308,10 +311,11 @@ impl Scratch {
     }
 
     /// New states of the block into `self.found`, by probing predecessors.
-    fn bottom_up(&mut self, task: &CodedTask, sources: &[u64], row: &[u32], label: usize) -> u64 {
+    fn bottom_up(&mut self, task: &CodedTask, sources: &[u64], table: &SourceBlocks, block: usize) -> u64 {
         let mut evaluations = 0u64;
+        let row = table.row(block, self.moves);
         for m in (0..self.moves).filter(|&m| self.live[m]) {
-            let back = task.codec.low().backward(m, label);
+            let back = task.codec.low().backward(m, table.label(block, m, self.moves));
             let src = task.frontier_of(sources[m]);
             let base = row[m] as usize * self.w;
             let mut left = 0u64;
@@ -337,10 +341,11 @@ impl Scratch {
     }
 
     /// New states of the block into `self.found`, by marking successors.
-    fn top_down(&mut self, task: &CodedTask, sources: &[u64], row: &[u32], label: usize) -> u64 {
+    fn top_down(&mut self, task: &CodedTask, sources: &[u64], table: &SourceBlocks, block: usize) -> u64 {
         let mut evaluations = 0u64;
+        let row = table.row(block, self.moves);
         for m in (0..self.moves).filter(|&m| self.live[m]) {
-            let fwd = task.codec.low().forward(m, label);
+            let fwd = task.codec.low().forward(m, table.label(block, m, self.moves));
             let src = task.frontier_of(sources[m]);
             let base = row[m] as usize * self.w;
             let (first, last) = (base / 64, (base + self.w - 1) / 64);
@@ -395,36 +400,62 @@ fn build_source_blocks(task: &CodedTask, sources: &[u64]) -> SourceBlocks {
         blocks
     );
     let moves = task.moves.len();
-    let mut table = vec![NO_SOURCE; blocks as usize * moves];
-    let mut labels = vec![0u32; if codec.low().labels() > 1 { blocks as usize } else { 0 }];
-    let mut label_chunks: Vec<&mut [u32]> = if labels.is_empty() {
-        (0..table.len().div_ceil(moves * 256)).map(|_| &mut [][..]).collect()
+    let w = codec.low().states() as u64;
+    // Labels of a block and a move are the low index of the block's first
+    // state moved back (`codec/tail.rs`); a block's own label comes with
+    // the block.
+    let per_move = codec.low().labels_per_move();
+    let label_width = if per_move {
+        moves
+    } else if codec.low().labels() > 1 {
+        1
     } else {
-        labels.chunks_mut(256).collect()
+        0
+    };
+    let mut table = vec![NO_SOURCE; blocks as usize * moves];
+    let mut labels = vec![0u32; blocks as usize * label_width];
+    const CHUNK_BLOCKS: usize = 256;
+    let mut label_chunks: Vec<&mut [u32]> = if labels.is_empty() {
+        (0..table.len().div_ceil(moves * CHUNK_BLOCKS))
+            .map(|_| &mut [][..])
+            .collect()
+    } else {
+        labels.chunks_mut(label_width * CHUNK_BLOCKS).collect()
     };
     table
-        .par_chunks_mut(moves * 256)
+        .par_chunks_mut(moves * CHUNK_BLOCKS)
         .zip(label_chunks.par_iter_mut())
         .enumerate()
         .for_each(|(chunk, (rows, chunk_labels))| {
             let (mut y, mut x) = (State::new(), State::new());
             for (i, row) in rows.chunks_mut(moves).enumerate() {
-                let block = task.shard * blocks + (chunk * 256 + i) as u64;
+                let block = task.shard * blocks + (chunk * CHUNK_BLOCKS + i) as u64;
                 let label = codec.unrank_block_label(block, &mut y.cells, &mut y.twists);
-                if let Some(l) = chunk_labels.get_mut(i) {
-                    *l = label as u32;
+                if label_width == 1 {
+                    chunk_labels[i] = label as u32;
                 }
-                for ((entry, inv), &shard) in row.iter_mut().zip(&task.moves.inverse).zip(sources) {
+                for (m, ((entry, inv), &shard)) in row.iter_mut().zip(&task.moves.inverse).zip(sources).enumerate() {
                     task.moves.apply(inv, &y, &mut x);
-                    if x.allows(inv) {
-                        let src = codec.rank_block(&x.cells, &x.twists, &mut x.masks);
-                        debug_assert_eq!(src / blocks, shard);
-                        *entry = (src - shard * blocks) as u32;
+                    if !x.allows(inv) {
+                        continue;
                     }
+                    let src = if per_move {
+                        let rank = codec.rank_with(&x.cells, &x.twists, &mut x.masks);
+                        chunk_labels[i * moves + m] = (rank % w) as u32;
+                        rank / w
+                    } else {
+                        codec.rank_block(&x.cells, &x.twists, &mut x.masks)
+                    };
+                    debug_assert_eq!(src / blocks, shard);
+                    *entry = (src - shard * blocks) as u32;
                 }
             }
         });
-    SourceBlocks { sources: table, labels }
+    SourceBlocks {
+        sources: table,
+        labels,
+        per_move,
+    }
 }
 
 /// Progress in units of 64 words, whatever the groups: each unit is

@@ -32,44 +32,36 @@ use std::collections::HashMap;
 /// Most low-table entries each way (labels × `W` × moves): 4 MiB per table.
 const MAX_LOW_ENTRIES: usize = 1 << 21;
 
-/// One nontrivial level of the chain.
+/// One nontrivial level of the chain (both group rankings use them).
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct RankLevel {
+pub(super) struct RankLevel {
     /// Class of the piece whose home is the level's base slot.
-    piece: u8,
-    point: u8,
-    radix: u64,
+    pub piece: u8,
+    pub point: u8,
+    pub radix: u64,
     /// Digit of each slot (`u8::MAX` = outside the orbit).
-    index: Vec<u8>,
-    reps: Vec<Lift>,
-    inverses: Vec<Lift>,
+    pub index: Vec<u8>,
+    pub reps: Vec<Lift>,
+    pub inverses: Vec<Lift>,
 }
 
-/// The group ranking (see the module doc).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct GroupRank {
-    slots: usize,
-    modulus: Vec<u8>,
-    solved_cells: Vec<u8>,
-    solved_twists: Vec<u8>,
-    levels: Vec<RankLevel>,
-    /// Slot of each twist coordinate: block orbits' slots, then low ones.
-    coords: Vec<u8>,
-    /// Number of block coordinates.
-    hi: usize,
-    lattice: Lattice,
-    /// Values of the block twists (`|N| / W`).
-    hi_states: u64,
-    /// Label of each canonical low twist vector (low coordinates only).
-    labels: HashMap<Vec<u8>, u32>,
-    low: LowTables,
+/// What both group rankings start from: the chain of the slot action `P`
+/// (nontrivial levels) and `N`, the pure twists the group reaches.
+#[derive(Clone)]
+pub(super) struct ChainParts {
+    pub modulus: Vec<u8>,
+    pub levels: Vec<RankLevel>,
+    /// Slots with an orientation: `N`'s coordinates, in slot order.
+    pub oriented: Vec<u8>,
+    /// `N` over `oriented`.
+    pub twists: Lattice,
 }
 
-impl GroupRank {
-    /// The ranking of a puzzle with distinct pieces, none wild; `None`
+impl ChainParts {
+    /// The parts of a puzzle with distinct pieces, none wild; `None`
     /// otherwise, or when `|P| · |N|` differs from `group_order` (the
     /// chain's residues must generate `N`; the order is the check).
-    pub fn plan(input: &CodecInput, group_order: u128) -> Option<GroupRank> {
+    pub fn plan(input: &CodecInput, group_order: u128) -> Option<ChainParts> {
         let n = input.solved_cells.len();
         let mut count = [0u32; 256];
         input.solved_cells.iter().for_each(|&c| count[c as usize] += 1);
@@ -127,16 +119,91 @@ impl GroupRank {
         if positions.checked_mul(all.order_of(0..all.len()) as u128) != Some(group_order) {
             return None;
         }
-        let generators: Vec<Vec<u8>> = {
-            // The rows generate N; in slot-indexed form for other orders.
-            all.rows()
-                .map(|row| {
-                    let mut v = vec![0u8; n];
-                    oriented.iter().zip(row).for_each(|(&s, &x)| v[s as usize] = x);
-                    v
-                })
-                .collect()
-        };
+        Some(ChainParts {
+            modulus,
+            levels,
+            oriented,
+            twists: all,
+        })
+    }
+
+    /// `N`'s generators (its echelon rows) as slot-indexed twist vectors.
+    fn twist_generators(&self, slots: usize) -> Vec<Vec<u8>> {
+        self.twists
+            .rows()
+            .map(|row| {
+                let mut v = vec![0u8; slots];
+                self.oriented.iter().zip(row).for_each(|(&s, &x)| v[s as usize] = x);
+                v
+            })
+            .collect()
+    }
+}
+
+/// The slots of the pieces of the first `k` levels in shard `shard`, one
+/// bit each.
+pub(super) fn key_masks(levels: &[RankLevel], shard: u64, k: usize) -> Vec<u64> {
+    let mut digits = vec![0u8; k];
+    let mut rest = shard;
+    for (d, level) in digits.iter_mut().zip(levels).rev() {
+        *d = (rest % level.radix) as u8;
+        rest /= level.radix;
+    }
+    (0..k)
+        .map(|i| {
+            let mut x = levels[i].point;
+            for j in (0..k).rev() {
+                x = levels[j].reps[digits[j] as usize].to[x as usize];
+            }
+            1u64 << x
+        })
+        .collect()
+}
+
+/// The shard whose first `masks.len()` levels' pieces sit in `masks`.
+pub(super) fn shard_of_masks(levels: &[RankLevel], masks: &[u64]) -> u64 {
+    let mut digits = [0u8; MAX_CODED_SLOTS];
+    let mut shard = 0u64;
+    for (i, (level, &mask)) in levels.iter().zip(masks).enumerate() {
+        let mut x = mask.trailing_zeros() as u8;
+        for (j, done) in levels[..i].iter().enumerate() {
+            x = done.inverses[digits[j] as usize].to[x as usize];
+        }
+        digits[i] = level.index[x as usize];
+        shard = shard * level.radix + digits[i] as u64;
+    }
+    shard
+}
+
+/// The group ranking (see the module doc).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct GroupRank {
+    slots: usize,
+    modulus: Vec<u8>,
+    solved_cells: Vec<u8>,
+    solved_twists: Vec<u8>,
+    levels: Vec<RankLevel>,
+    /// Slot of each twist coordinate: block orbits' slots, then low ones.
+    coords: Vec<u8>,
+    /// Number of block coordinates.
+    hi: usize,
+    lattice: Lattice,
+    /// Values of the block twists (`|N| / W`).
+    hi_states: u64,
+    /// Label of each canonical low twist vector (low coordinates only).
+    labels: HashMap<Vec<u8>, u32>,
+    low: LowTables,
+}
+
+impl GroupRank {
+    /// The ranking with the twist lattice as the low part; `None` when its
+    /// low tables do not fit.
+    pub fn plan(input: &CodecInput, parts: ChainParts) -> Option<GroupRank> {
+        let n = input.solved_cells.len();
+        let generators = parts.twist_generators(n);
+        let oriented = parts.oriented;
+        let modulus = parts.modulus;
+        let levels = parts.levels;
         let mut rank = GroupRank {
             slots: n,
             modulus,
@@ -384,38 +451,13 @@ impl GroupRank {
         }
     }
 
-    /// The slots of the pieces of the first `k` levels in shard `shard`,
-    /// one bit each.
+    /// The slots of the pieces of the first `k` levels in shard `shard`.
     pub fn key_masks(&self, shard: u64, k: usize) -> Vec<u64> {
-        let mut digits = vec![0u8; k];
-        let mut rest = shard;
-        for (d, level) in digits.iter_mut().zip(&self.levels).rev() {
-            *d = (rest % level.radix) as u8;
-            rest /= level.radix;
-        }
-        (0..k)
-            .map(|i| {
-                let mut x = self.levels[i].point;
-                for j in (0..k).rev() {
-                    x = self.levels[j].reps[digits[j] as usize].to[x as usize];
-                }
-                1u64 << x
-            })
-            .collect()
+        key_masks(&self.levels, shard, k)
     }
 
     /// The shard whose first `masks.len()` levels' pieces sit in `masks`.
     pub fn shard_of_masks(&self, masks: &[u64]) -> u64 {
-        let mut digits = [0u8; MAX_CODED_SLOTS];
-        let mut shard = 0u64;
-        for (i, (level, &mask)) in self.levels.iter().zip(masks).enumerate() {
-            let mut x = mask.trailing_zeros() as u8;
-            for (j, done) in self.levels[..i].iter().enumerate() {
-                x = done.inverses[digits[j] as usize].to[x as usize];
-            }
-            digits[i] = level.index[x as usize];
-            shard = shard * level.radix + digits[i] as u64;
-        }
-        shard
+        shard_of_masks(&self.levels, masks)
     }
 }

@@ -96,12 +96,18 @@ pub(super) const MAX_LOW_STATES: u64 = 1 << 13;
 /// With the group ranking (`codec/group.rs`) a block's low indices number
 /// one coset of a twist lattice, its **label**, which the block determines;
 /// a move then maps low indices through the row of the target block's
-/// label (one label, row per move, otherwise).
+/// label (one label, row per move, otherwise). With the chain's tail as the
+/// low part (`codec/tail.rs`) the rows are those of the tail subgroup's
+/// multiplication table, the same for every move, and the label belongs to
+/// a block and a move together ([`LowTables::labels_per_move`]).
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct LowTables {
     states: usize,
     /// Number of labels (1 without labels).
     labels: usize,
+    /// Rows indexed by label alone (a multiplication table), not by move
+    /// and label.
+    shared_rows: bool,
     /// `forward[(m · labels + ℓ) · W + x]`: low index of the successor under
     /// move `m` of the state at `x`, whose successor's block has label `ℓ`.
     forward: Vec<u16>,
@@ -153,8 +159,29 @@ impl LowTables {
         LowTables {
             states,
             labels: 1,
+            shared_rows: false,
             forward,
             backward,
+        }
+    }
+
+    /// The tables of a subgroup's multiplication table `mul` (`W × W`,
+    /// `mul[c · W + y]` = index of `e_c ∘ e_y`): label `c` maps a target's
+    /// low index `y` back to `mul[c][y]`, and a source's `x` forward to
+    /// `mul[c⁻¹][x]`.
+    pub(super) fn multiplication(states: usize, mul: Vec<u16>) -> LowTables {
+        let mut forward = vec![0u16; mul.len()];
+        for (c, row) in mul.chunks(states).enumerate() {
+            // The inverse of e_c is the y with e_c ∘ e_y the identity (index 0).
+            let inverse = row.iter().position(|&v| v == 0).expect("a group has inverses");
+            forward[inverse * states..(inverse + 1) * states].copy_from_slice(&mul[c * states..(c + 1) * states]);
+        }
+        LowTables {
+            states,
+            labels: states,
+            shared_rows: true,
+            forward,
+            backward: mul,
         }
     }
 
@@ -164,6 +191,7 @@ impl LowTables {
         LowTables {
             states,
             labels,
+            shared_rows: false,
             forward,
             backward,
         }
@@ -179,16 +207,35 @@ impl LowTables {
         self.states.max(1)
     }
 
-    /// Number of moves tabulated.
+    /// Number of moves tabulated (0 when the rows serve every move).
     pub fn moves(&self) -> usize {
+        if self.shared_rows {
+            return 0;
+        }
         self.forward.len().checked_div(self.states * self.labels()).unwrap_or(0)
+    }
+
+    /// True when a label belongs to a block and a move together, not to a
+    /// block alone.
+    pub fn labels_per_move(&self) -> bool {
+        self.shared_rows
+    }
+
+    /// The row of move `m` and label `label`.
+    #[inline]
+    fn row(&self, m: usize, label: usize) -> usize {
+        if self.shared_rows {
+            label
+        } else {
+            m * self.labels() + label
+        }
     }
 
     /// Successor low indices under move `m` into a block of label `label`,
     /// indexed by the source's.
     #[inline]
     pub fn forward(&self, m: usize, label: usize) -> &[u16] {
-        let row = m * self.labels() + label;
+        let row = self.row(m, label);
         &self.forward[row * self.states..(row + 1) * self.states]
     }
 
@@ -196,7 +243,7 @@ impl LowTables {
     /// indexed by the target's.
     #[inline]
     pub fn backward(&self, m: usize, label: usize) -> &[u16] {
-        let row = m * self.labels() + label;
+        let row = self.row(m, label);
         &self.backward[row * self.states..(row + 1) * self.states]
     }
 }
