@@ -142,6 +142,11 @@ impl ShardCache {
         self.used
     }
 
+    /// Slots of the worker's slab ever handed out (see [`Slab::touched`]).
+    pub fn slots_touched(&self) -> usize {
+        self.slab.touched()
+    }
+
     /// True when one more shard fits without evicting anything.
     pub fn has_room(&self) -> bool {
         self.used + self.shard_bytes <= self.budget
@@ -295,6 +300,32 @@ impl ShardCache {
             self.remove(key);
         }
         self.empty_seen.retain(|&below, _| below > level);
+    }
+
+    /// Forgets `F_{level-1}(B)` of every shard `B` whose union below
+    /// `level` is held, and returns how many shards went.
+    /// Only the task of `B` at level `level` reads `F_{level-1}(B)`, and
+    /// only when it has no union (see `runner/shard.rs`): with one, that
+    /// shard is dead weight until the task settles. Kept, it made the
+    /// worker hold four levels' worth at a level's start: the level below,
+    /// the running level, the unions and the outputs offered for the next
+    /// (a one-shard puzzle held four shard buffers where three suffice).
+    /// A union evicted later only costs a read of `F_{level-1}(B)` from the
+    /// checkpoint, where it stays while level `level` runs.
+    pub fn drop_covered(&mut self, level: u32) -> usize {
+        let Some(below) = level.checked_sub(1) else {
+            return 0;
+        };
+        let covered: Vec<u64> = self
+            .entries
+            .keys()
+            .filter(|&&(l, shard)| l == SEEN | level && self.entries.contains_key(&(below, shard)))
+            .map(|&(_, shard)| shard)
+            .collect();
+        for &shard in &covered {
+            self.remove((below, shard));
+        }
+        covered.len()
     }
 
     fn insert_at(&mut self, key: ShardKey, bits: Bits, tick: u64) {

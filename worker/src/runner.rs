@@ -187,6 +187,11 @@ impl TaskRunner {
         (range.end - range.start) * self.units_per_shard()
     }
 
+    /// Shard buffers of the worker's slab ever in use at once.
+    pub fn slots_touched(&self) -> usize {
+        self.cache.slots_touched()
+    }
+
     /// Highest bytes of shards the cache held.
     pub fn cache_peak(&self) -> u64 {
         self.cache.peak
@@ -226,10 +231,16 @@ impl TaskRunner {
             if shard != self.ctx.job.solved_shard() {
                 return Ok(self.zeros.clone());
             }
-            let mut words = self.cache.zeroed();
-            self.ctx.job.level_zero(shard, &mut words);
-            let count = cayley_shared::space::bits::popcount(&words);
-            return Ok(Bits::new(words, count));
+            // Through the cache, so that the task's current level and its
+            // sources share one buffer (made afresh for each, a one-shard
+            // space held four shard buffers at depth 0).
+            let ctx = &self.ctx;
+            return self.cache.get((0, shard), |mut words| {
+                words.fill(0);
+                ctx.job.level_zero(shard, &mut words);
+                let count = cayley_shared::space::bits::popcount(&words);
+                Ok((words, count, 0))
+            });
         }
         let chunk = self.ctx.job.chunking.chunk_of(shard);
         let reader = self.reader(level, chunk)?;
@@ -291,6 +302,7 @@ impl TaskRunner {
     fn begin_level(&mut self, from_level: u32) -> Result<(), TaskError> {
         if self.level != Some(from_level) {
             self.cache.drop_levels_below(from_level.saturating_sub(1));
+            self.cache.drop_covered(from_level);
             self.files.retain_levels_from(from_level.saturating_sub(1));
             // Set first: a failure below leaves the level to the slow path.
             self.level = Some(from_level);
@@ -412,9 +424,6 @@ impl TaskRunner {
         // Taken while the task runs (a failed task leaves fresh ones to the
         // next).
         let mut outputs = std::mem::take(&mut self.outputs);
-        while outputs.len() < self.batch {
-            outputs.push(self.cache.buffer());
-        }
         let mut stats = TaskStats::default();
         let (mut states, mut classes) = (0u64, 0u64);
         let shards: Vec<u64> = self.ctx.job.chunking.shards_of(chunk).collect();
@@ -430,6 +439,12 @@ impl TaskRunner {
             for (&shard, sources) in group.iter().zip(sources) {
                 batch.push(self.gather(from_level, shard, sources)?);
             }
+            // Outputs the cache kept are replaced only now, after the
+            // previous batch let go of its inputs, so that a freed slot is
+            // reused instead of a fresh one made resident (see `kept`).
+            while outputs.len() < group.len() {
+                outputs.push(self.cache.buffer());
+            }
             let computing = Instant::now();
             let found = shard::expand_batch(&self.ctx, &self.zeros, &batch, &mut outputs, on_unit);
             io.compute_seconds += computing.elapsed().as_secs_f64();
@@ -440,8 +455,14 @@ impl TaskRunner {
             let each = batch
                 .into_iter()
                 .zip(outputs.iter_mut())
-                .zip(found.into_iter().zip(prepared));
-            for ((gathered, out), (found, prepared)) in each {
+                .zip(found.into_iter().zip(prepared))
+                .enumerate();
+            // Outputs the next level reads again, offered to the cache once
+            // every shard of the batch has settled: taking a fresh slot for
+            // each at once held one more shard buffer than needed while the
+            // inputs were still held (a one-shard level held four).
+            let mut kept = Vec::new();
+            for (i, ((gathered, out), (found, prepared))) in each {
                 let shard = gathered.shard;
                 self.settle(from_level, gathered);
                 let (Some(found), Some((prepared, shard_classes))) = (found, prepared) else {
@@ -456,12 +477,17 @@ impl TaskRunner {
                 let written = Instant::now();
                 writer.push_prepared(out, prepared).map_err(output_error)?;
                 io.write_seconds += written.elapsed().as_secs_f64();
-                if found.found > 0 && self.cache.has_room() {
-                    // The next level reads it again: the cache keeps the
-                    // output's slot, and the batch takes a fresh one.
-                    let fresh = self.cache.buffer();
-                    let kept = std::mem::replace(out, fresh);
-                    self.cache.offer((out_level, shard), Bits::new(kept, found.found));
+                if found.found > 0 {
+                    kept.push((i, shard, found.found));
+                }
+            }
+            // The cache keeps an output's slot as is (the next batch takes
+            // a fresh one); in descending order, so that each `swap_remove`
+            // moves an output that is not kept.
+            for &(i, shard, count) in kept.iter().rev() {
+                if self.cache.has_room() {
+                    let slot = outputs.swap_remove(i);
+                    self.cache.offer((out_level, shard), Bits::new(slot, count));
                 }
             }
         }

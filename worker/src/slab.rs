@@ -111,6 +111,12 @@ impl Slab {
         free.returned.len() + self.inner.slots - free.untouched as usize
     }
 
+    /// Slots ever handed out: the slab's resident part, since a freed slot
+    /// is handed out again before an untouched one.
+    pub fn touched(&self) -> usize {
+        self.inner.lock().untouched as usize
+    }
+
     /// Words of a slot.
     pub fn slot_words(&self) -> usize {
         self.inner.slot_words

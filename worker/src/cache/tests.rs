@@ -182,3 +182,32 @@ fn lazy_refiling_evicts_as_a_plain_lru_list_does() {
         reference.push(shard);
     }
 }
+
+/// `F_{d-1}(B)` is read only by the task of `B`, and only when that task
+/// has no union of the earlier levels: where the union is held, the level
+/// below goes at the level's start; elsewhere it stays.
+#[test]
+fn the_level_below_goes_where_a_union_covers_it() {
+    let mut cache = cache(8, 8);
+    for shard in 0..3 {
+        cache.get((4, shard), load(shard + 1)).unwrap();
+    }
+    let union = filled(&mut cache, 7);
+    cache.offer_seen(5, 1, union);
+    // A union for another level covers nothing here.
+    let other = filled(&mut cache, 7);
+    cache.offer_seen(4, 2, other);
+    assert_eq!(cache.drop_covered(5), 1);
+    let before = cache.stats;
+    cache.get((4, 0), load(1)).unwrap();
+    cache.get((4, 2), load(3)).unwrap();
+    assert_eq!(
+        cache.stats.hits - before.hits,
+        2,
+        "shards 0 and 2 have no union below 5"
+    );
+    cache.get((4, 1), load(2)).unwrap();
+    assert_eq!(cache.stats.hits - before.hits, 2, "shard 1 was read again");
+    assert!(cache.take_seen(5, 1).is_some(), "the union itself stays");
+    assert_eq!(cache.drop_covered(0), 0);
+}

@@ -98,6 +98,23 @@ fn a_batch_of_shards_computes_the_table_of_one_shard_at_a_time() {
     }
 }
 
+/// A level of one shard: each task needs three shard buffers at once (the
+/// union of the earlier levels, the running level, which is also every
+/// source, and the output), whatever the budget. Four had been in use: the
+/// level below stayed cached beside the union that covers it, a fresh
+/// output buffer was taken before the kept output's inputs were let go,
+/// and depth 0 made the solved shard afresh for the current level and for
+/// each source.
+#[test]
+fn a_one_shard_level_holds_three_shard_buffers() {
+    let job = job("loopover:3x3 --no-symmetry", Some(0), 1);
+    assert_eq!(job.space.shards(), 1);
+    let dir = checkpoint();
+    let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2, WRITE).unwrap();
+    assert_eq!(levels(&mut runner).depths, published("3x3"));
+    assert_eq!(runner.slots_touched(), 3);
+}
+
 #[test]
 fn a_budget_smaller_than_a_level_evicts_and_gives_the_same_table() {
     let job = job("loopover:3x3 --no-symmetry", Some(2), 4);

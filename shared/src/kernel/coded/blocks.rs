@@ -221,14 +221,21 @@ impl Occupied {
         let (shards, counts) = distinct
             .iter()
             .map(|&s| {
-                let words = task.frontier_of(s);
                 let mut bits = vec![0u64; blocks.div_ceil(64)];
+                // The count comes with the source (a worker has it from the
+                // chunk index): an empty source, most of them on the first
+                // levels, is not read at all, and no source is counted
+                // again once per target shard that reads it.
+                let count = task.sources.count(s);
+                if count == 0 {
+                    return (bits, 0);
+                }
+                let words = task.frontier_of(s);
                 bits.par_iter_mut().enumerate().for_each(|(i, bits)| {
                     for b in i * 64..(i * 64 + 64).min(blocks) {
                         *bits |= (any_in(words, b * w, w) as u64) << (b % 64);
                     }
                 });
-                let count = words.par_chunks(4096).map(popcount).sum::<u64>();
                 (bits, count)
             })
             .unzip();
