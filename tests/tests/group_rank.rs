@@ -35,6 +35,15 @@ const TAIL_LIKE: &str = "Name Tail\nSet A 6 1\nSet T 2 3\n\
     Move X\nA\n2 3 4 5 6 1\n0 0 0 0 0 0\nT\n2 1\n1 2\nEnd\n\
     Move Y\nA\n2 1 3 4 5 6\n0 0 0 0 0 0\nT\n2 1\n0 0\nEnd\n";
 
+/// Made up so that pieces are identical (`A`'s first two) and the group is
+/// far smaller than the class digits' ranks: `A` and `B` move in lockstep
+/// (`B`'s distinct pieces then say where `A`'s are), and `T` twists and
+/// swaps with them.
+const IDENTICAL_LIKE: &str = "Name Identical\nSet A 4 1\nSet B 4 1\nSet T 2 3\n\
+    Solved\nA\n1 1 2 3\n0 0 0 0\nB\n1 2 3 4\n0 0 0 0\nT\n1 2\n0 0\nEnd\n\
+    Move X\nA\n2 3 4 1\n0 0 0 0\nB\n2 3 4 1\n0 0 0 0\nT\n1 2\n1 2\nEnd\n\
+    Move Y\nA\n2 1 3 4\n0 0 0 0\nB\n2 1 3 4\n0 0 0 0\nT\n2 1\n0 0\nEnd\n";
+
 /// One set's part of a move: (perm, ori), as in the file (1-based perm).
 type SetMove = (Vec<usize>, Vec<u8>);
 
@@ -45,8 +54,10 @@ type TwsMove = Vec<Option<SetMove>>;
 /// receives the piece of position `perm[j]`, whose orientation gains
 /// `ori[perm[j]]` modulo the set's `k`; a set a move leaves out stays; every
 /// power of a move is one move (the half-turn metric). `sets` lists each
-/// set's size and `k`; `moves[m][set]` is `None` when the move leaves it.
-fn reference_tws_bfs(sets: &[(usize, u8)], moves: &[TwsMove]) -> Vec<u64> {
+/// set's size and `k`; `moves[m][set]` is `None` when the move leaves it;
+/// `solved` is a (piece label, twist) pair per position, pieces with one
+/// label being identical.
+fn reference_tws_bfs(sets: &[(usize, u8)], moves: &[TwsMove], solved: Vec<u8>) -> Vec<u64> {
     let apply = |state: &[u8], mv: &[Option<SetMove>]| -> Vec<u8> {
         let mut out = state.to_vec();
         let mut offset = 0;
@@ -62,8 +73,6 @@ fn reference_tws_bfs(sets: &[(usize, u8)], moves: &[TwsMove]) -> Vec<u64> {
         }
         out
     };
-    let total: usize = sets.iter().map(|s| s.0).sum();
-    let solved: Vec<u8> = (0..total as u8).flat_map(|p| [p, 0]).collect();
     bfs_counts(solved, |state| {
         let mut out = Vec::new();
         for mv in moves {
@@ -77,9 +86,9 @@ fn reference_tws_bfs(sets: &[(usize, u8)], moves: &[TwsMove]) -> Vec<u64> {
     })
 }
 
-/// Parses the sets and moves of a small `.tws` text (no comments, no
-/// sequences), for [`reference_tws_bfs`].
-fn sets_and_moves(text: &str) -> (Vec<(usize, u8)>, Vec<TwsMove>) {
+/// Parses the sets, moves and solved state of a small `.tws` text (no
+/// comments, no sequences), for [`reference_tws_bfs`].
+fn sets_and_moves(text: &str) -> (Vec<(usize, u8)>, Vec<TwsMove>, Vec<u8>) {
     let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split_whitespace().collect()).collect();
     let names: Vec<&str> = lines.iter().filter(|l| l[0] == "Set").map(|l| l[1]).collect();
     let sets: Vec<(usize, u8)> = lines
@@ -87,9 +96,27 @@ fn sets_and_moves(text: &str) -> (Vec<(usize, u8)>, Vec<TwsMove>) {
         .filter(|l| l[0] == "Set")
         .map(|l| (l[2].parse().unwrap(), l[3].parse().unwrap()))
         .collect();
+    let offsets: Vec<usize> = sets
+        .iter()
+        .scan(0, |at, s| Some(std::mem::replace(at, *at + s.0)))
+        .collect();
+    let total: usize = sets.iter().map(|s| s.0).sum();
+    let mut solved = vec![0u8; 2 * total];
     let mut moves = Vec::new();
     let mut i = 0;
     while i < lines.len() {
+        if lines[i][0] == "Solved" {
+            i += 1;
+            while lines[i][0] != "End" {
+                let set = names.iter().position(|&n| n == lines[i][0]).unwrap();
+                for (j, (piece, twist)) in lines[i + 1].iter().zip(&lines[i + 2]).enumerate() {
+                    let at = offsets[set] + j;
+                    solved[2 * at] = (offsets[set] + piece.parse::<usize>().unwrap() - 1) as u8;
+                    solved[2 * at + 1] = twist.parse().unwrap();
+                }
+                i += 3;
+            }
+        }
         if lines[i][0] == "Move" {
             let mut mv = vec![None; sets.len()];
             i += 1;
@@ -104,7 +131,7 @@ fn sets_and_moves(text: &str) -> (Vec<(usize, u8)>, Vec<TwsMove>) {
         }
         i += 1;
     }
-    (sets, moves)
+    (sets, moves, solved)
 }
 
 /// Runs `spec` and checks that it was group ranked with exactly
@@ -196,8 +223,8 @@ fn assert_tws_exact(text: &str, shard_keys: &[&str]) -> Vec<Finished> {
     let dir = test_dir();
     let path = dir.path().join("def.tws");
     std::fs::write(&path, text).unwrap();
-    let (sets, moves) = sets_and_moves(text);
-    let reference = reference_tws_bfs(&sets, &moves);
+    let (sets, moves, solved) = sets_and_moves(text);
+    let reference = reference_tws_bfs(&sets, &moves, solved);
     let runs: Vec<Finished> = shard_keys
         .iter()
         .map(|k| assert_exact(&format!("tws:{}{k}", path.display()), &reference))
@@ -268,4 +295,15 @@ fn a_plain_group_far_below_n_factorial_is_ranked_by_it() {
     let run = run_complete(&format!("perm:{} --shard-pieces 1", path.display()));
     assert!(matches!(run.job.space, Space::Blocks(_)));
     assert_eq!(run.result.depths, reference);
+}
+
+#[test]
+fn identical_pieces_rank_as_cosets_of_the_solved_stabiliser() {
+    for run in assert_tws_exact(IDENTICAL_LIKE, &["", " --shard-pieces 1"]) {
+        assert!(tail_ranked(&run), "identical pieces take the tail ranking");
+        let Space::Coded(codec) = &run.job.space else {
+            panic!("coded")
+        };
+        assert!(codec.shard_blocks() * codec.shards() > 1, "several blocks");
+    }
 }

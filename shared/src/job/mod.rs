@@ -222,11 +222,9 @@ fn plan_blocks(puzzle: &Puzzle, shard_pieces: Option<usize>) -> anyhow::Result<L
 fn plan_codec(puzzle: &Puzzle, shard_pieces: Option<usize>, group_order: u128) -> anyhow::Result<Codec> {
     let coding = puzzle.coding.as_ref().expect("a coded puzzle");
     let n = puzzle.slots;
-    let cells = &puzzle.solved[..n];
-    // Every group element a distinct position: distinct pieces, no
-    // orientation ignored, no guards (the group ranking needs all three).
-    let distinct = (0..n).all(|s| cells.iter().filter(|&&c| c == cells[s]).count() == 1);
-    let group = distinct && !coding.wild.iter().any(|&w| w) && puzzle.guarded_pieces().is_empty();
+    // Positions are the group's elements, or with identical pieces their
+    // cosets, when no orientation is ignored and no move is guarded.
+    let group = !coding.wild.iter().any(|&w| w) && puzzle.guarded_pieces().is_empty();
     let input = CodecInput {
         solved_cells: &puzzle.solved[..n],
         solved_twists: &puzzle.solved[n..],

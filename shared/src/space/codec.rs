@@ -96,9 +96,10 @@ pub struct CodecInput<'a> {
     /// Slot permutation and twist of every move (twist empty = none), in
     /// the order of the puzzle's moves: the low tables are indexed so.
     pub moves: Vec<(&'a [u8], &'a [u8])>,
-    /// The order of the group the moves generate, when every state of it
-    /// is a distinct position (distinct pieces, no guards): the group
-    /// ranking is then tried, and used when it ranks fewer states.
+    /// The order of the group the moves generate on slots and twists, when
+    /// the states are its elements or their cosets (no guards, no wild
+    /// pieces): the group ranking is then tried, and used when it ranks
+    /// fewer states.
     pub group_order: Option<u128>,
 }
 
@@ -137,10 +138,20 @@ impl Codec {
             .chain(twists.iter().map(|t| t.radix))
             .map(|r| (r as f64).log2())
             .sum();
+        // With identical pieces the group on slots is larger than the
+        // positions, which are its cosets: the ranking tells how many.
+        let identical = {
+            let mut seen = [false; 256];
+            input
+                .solved_cells
+                .iter()
+                .any(|&c| std::mem::replace(&mut seen[c as usize], true))
+        };
         let group = input
             .group_order
-            .filter(|&order| (order as f64) < log_states.exp2() && order < 1 << 63)
+            .filter(|&order| ((order as f64) < log_states.exp2() || identical) && order < 1 << 63)
             .and_then(|order| GroupRanking::plan(input, order))
+            .filter(|g| (g.states() as f64) < log_states.exp2())
             .map(Box::new);
         if log_states >= 63.0 && group.is_none() {
             return Err(CodecError::TooManyStates {
@@ -393,6 +404,14 @@ impl Codec {
     #[inline]
     pub fn split(&self, rank: u64) -> (u64, u64) {
         (rank / self.shard_states(), rank % self.shard_states())
+    }
+
+    /// The source block (in the whole space) and label of block `block`
+    /// (in the whole space) under the kernel's inverse move (`to`,
+    /// `twist`), when the low tables' labels go with a block and a move
+    /// ([`LowTables::labels_per_move`]); `None` otherwise.
+    pub fn source_and_label(&self, block: u64, to: &[u8], twist: &[u8]) -> Option<(u64, u64)> {
+        self.group.as_ref()?.source(block, to, twist)
     }
 
     /// The slot sets of the shard key's classes for `shard`.

@@ -407,7 +407,6 @@ fn build_source_blocks(task: &CodedTask, sources: &[u64]) -> SourceBlocks {
         blocks
     );
     let moves = task.moves.len();
-    let w = codec.low().states() as u64;
     // Labels of a block and a move are the low index of the block's first
     // state moved back (`codec/tail.rs`); a block's own label comes with
     // the block.
@@ -447,9 +446,11 @@ fn build_source_blocks(task: &CodedTask, sources: &[u64]) -> SourceBlocks {
                         continue;
                     }
                     let src = if per_move {
-                        let rank = codec.rank_with(&x.cells, &x.twists, &mut x.masks);
-                        chunk_labels[i * moves + m] = (rank % w) as u32;
-                        rank / w
+                        let (src, label) = codec
+                            .source_and_label(block, &inv.to, &inv.twist)
+                            .expect("labels per move come with their sources");
+                        chunk_labels[i * moves + m] = label as u32;
+                        src
                     } else {
                         codec.rank_block(&x.cells, &x.twists, &mut x.masks)
                     };

@@ -35,6 +35,9 @@ const MAX_LOW_ENTRIES: usize = 1 << 21;
 /// One nontrivial level of the chain (both group rankings use them).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct RankLevel {
+    /// True when the piece whose home is the base slot is the only one of
+    /// its class (where it is then says where the base slot went).
+    pub distinct: bool,
     /// Class of the piece whose home is the level's base slot.
     pub piece: u8,
     pub point: u8,
@@ -49,6 +52,9 @@ pub(super) struct RankLevel {
 /// (nontrivial levels) and `N`, the pure twists the group reaches.
 #[derive(Clone)]
 pub(super) struct ChainParts {
+    /// Some pieces are identical: the chain is of the group on slots, and
+    /// states are its cosets of the solved state's stabiliser.
+    pub identical: bool,
     pub modulus: Vec<u8>,
     pub levels: Vec<RankLevel>,
     /// Slots with an orientation: `N`'s coordinates, in slot order.
@@ -58,16 +64,23 @@ pub(super) struct ChainParts {
 }
 
 impl ChainParts {
-    /// The parts of a puzzle with distinct pieces, none wild; `None`
-    /// otherwise, or when `|P| · |N|` differs from `group_order` (the
-    /// chain's residues must generate `N`; the order is the check).
+    /// The parts of a puzzle with no wild pieces (`group_order` is the
+    /// order of the group on slots and twists, which with identical pieces
+    /// is more than the positions); `None` otherwise, or when `|P| · |N|`
+    /// differs from `group_order` (the chain's residues must generate `N`;
+    /// the order is the check).
     pub fn plan(input: &CodecInput, group_order: u128) -> Option<ChainParts> {
         let n = input.solved_cells.len();
         let mut count = [0u32; 256];
         input.solved_cells.iter().for_each(|&c| count[c as usize] += 1);
-        if n > MAX_CODED_SLOTS || count.iter().any(|&c| c > 1) || input.wild.iter().any(|&w| w) {
+        if n > MAX_CODED_SLOTS || input.wild.iter().any(|&w| w) {
             return None;
         }
+        // Slots of distinct pieces first: a state's first chain digits are
+        // then read from where those pieces are, identical ones or not.
+        let unique = |s: &u8| count[input.solved_cells[*s as usize] as usize] == 1;
+        let mut base: Vec<u8> = (0..n as u8).filter(unique).collect();
+        base.extend((0..n as u8).filter(|s| !unique(s)));
         let modulus: Vec<u8> = input.modulus.iter().map(|&m| m.max(1)).collect();
         let gens: Vec<Lift> = input
             .moves
@@ -79,12 +92,13 @@ impl ChainParts {
                     .collect(),
             })
             .collect();
-        let chain = LiftedChain::build(&modulus, &gens);
+        let chain = LiftedChain::build(&modulus, &gens, &base);
         let levels: Vec<RankLevel> = chain
             .levels
             .into_iter()
             .filter(|l| l.orbit.len() > 1)
             .map(|l| RankLevel {
+                distinct: unique(&l.point),
                 piece: input.solved_cells[l.point as usize],
                 point: l.point,
                 radix: l.orbit.len() as u64,
@@ -120,6 +134,7 @@ impl ChainParts {
             return None;
         }
         Some(ChainParts {
+            identical: count.iter().any(|&c| c > 1),
             modulus,
             levels,
             oriented,
@@ -199,6 +214,9 @@ impl GroupRank {
     /// The ranking with the twist lattice as the low part; `None` when its
     /// low tables do not fit.
     pub fn plan(input: &CodecInput, parts: ChainParts) -> Option<GroupRank> {
+        if parts.identical {
+            return None;
+        }
         let n = input.solved_cells.len();
         let generators = parts.twist_generators(n);
         let oriented = parts.oriented;

@@ -8,7 +8,8 @@
 //!   its multiplication table (`W²` entries). Used when the twist lattice
 //!   leaves blocks of fewer than [`TWIST_LOW_ENOUGH`] states, and the tail
 //!   makes them larger: pieces without orientation (one state per block
-//!   otherwise), or a few oriented ones.
+//!   otherwise), or a few oriented ones; and the only one for identical
+//!   pieces, whose positions are cosets of the solved state's stabiliser.
 
 use super::group::{key_masks, shard_of_masks, ChainParts, GroupRank};
 use super::tail::{TailRank, MAX_TAIL_STATES};
@@ -36,6 +37,10 @@ impl GroupRanking {
     /// account for them all.
     pub fn plan(input: &CodecInput, group_order: u128) -> Option<GroupRanking> {
         let parts = ChainParts::plan(input, group_order)?;
+        if parts.identical {
+            let limit = tail_limit(group_order, input.moves.len());
+            return TailRank::plan(input, &parts, limit).map(GroupRanking::Tail);
+        }
         let twists = GroupRank::plan(input, parts.clone());
         let twist_low = twists.as_ref().map_or(0, |t| t.low().states());
         if twist_low >= TWIST_LOW_ENOUGH {
@@ -44,6 +49,21 @@ impl GroupRanking {
         match TailRank::plan(input, &parts, tail_limit(group_order, input.moves.len())) {
             Some(tail) if tail.low().states() > twist_low => Some(GroupRanking::Tail(tail)),
             _ => twists.map(GroupRanking::Twists),
+        }
+    }
+
+    /// Number of ranks.
+    pub fn states(&self) -> u128 {
+        self.key_states(0) as u128 * self.blocks_below(0) as u128 * self.low().states() as u128
+    }
+
+    /// The source block and label of `block` under a move given as the
+    /// kernel's inverse (`to`, `twist`), when labels go with a block and a
+    /// move (the tail ranking); `None` otherwise.
+    pub fn source(&self, block: u64, to: &[u8], twist: &[u8]) -> Option<(u64, u64)> {
+        match self {
+            GroupRanking::Twists(_) => None,
+            GroupRanking::Tail(t) => Some(t.source(block, to, twist)),
         }
     }
 

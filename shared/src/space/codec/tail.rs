@@ -17,7 +17,17 @@
 //! first state, so the kernel finds it where it finds the source block.
 //!
 //! States are worked on piece by piece: `pos[h]` and `tw[h]` are the slot
-//! and twist of the piece whose home is slot `h` (pieces are distinct).
+//! and twist of the piece whose home is slot `h`.
+//!
+//! **Identical pieces.** The chain is then of the group on slots (as if
+//! every piece were distinct), with the slots of distinct pieces first, and
+//! a position is a coset `g·S` of the solved state's stabiliser `S`. `S`
+//! fixes every distinct piece, so `S ⊆ L` while the block's levels are
+//! those of distinct pieces: the block of a position is read from where
+//! its distinct pieces are, and its low part is `h·solved` for `h ∈ L`,
+//! one of the `|L| / |S|` states of `L`'s orbit, listed and looked up. The
+//! labels stay elements of `L` (a move's `c`), worked out on the group's
+//! elements (`TailRank::source`), so the table has `|L|` rows of `|L·solved|`.
 
 use super::chain::Lift;
 use super::group::{ChainParts, RankLevel};
@@ -25,8 +35,9 @@ use super::lattice::Lattice;
 use super::twists::LowTables;
 use super::{CodecInput, MAX_CODED_SLOTS};
 use rayon::prelude::*;
+use std::collections::HashMap;
 
-/// Largest low part: `|L|²` table entries both ways (4 MiB at 1024).
+/// Largest tail `L`: `|L| · W ≤ |L|²` table entries both ways (4 MiB at 1024).
 pub(super) const MAX_TAIL_STATES: u64 = 1 << 10;
 
 /// A state piece by piece (see the module doc).
@@ -50,7 +61,17 @@ pub(super) struct TailRank {
     block_levels: usize,
     oriented: Vec<u8>,
     twists: Lattice,
+    /// With identical pieces, the low states (`L` applied to solved).
+    orbit: Option<LowOrbit>,
     low: LowTables,
+}
+
+/// The states `L` reaches from solved (slot classes, then twists), and the
+/// index of each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct LowOrbit {
+    states: Vec<Vec<u8>>,
+    index: HashMap<Vec<u8>, u16>,
 }
 
 impl TailRank {
@@ -58,9 +79,14 @@ impl TailRank {
     /// `max_low` elements; `None` when even `N` is larger.
     pub fn plan(input: &CodecInput, parts: &ChainParts, max_low: u64) -> Option<TailRank> {
         let n = input.solved_cells.len();
-        let twist_states = parts.twists.order_of(0..parts.twists.len());
-        let mut w = twist_states;
+        let mut w = parts.twists.order_of(0..parts.twists.len());
+        // Block levels must be those of distinct pieces (see the module doc).
+        let distinct_levels = parts.levels.iter().take_while(|l| l.distinct).count();
         let mut j = parts.levels.len();
+        while j > distinct_levels {
+            j -= 1;
+            w = w.checked_mul(parts.levels[j].radix)?;
+        }
         if w > max_low {
             return None;
         }
@@ -84,34 +110,86 @@ impl TailRank {
             block_levels: j,
             oriented: parts.oriented.clone(),
             twists: parts.twists.clone(),
+            orbit: None,
             low: LowTables::default(),
         };
-        rank.low = rank.multiplication_table(w as usize);
+        rank.low = if parts.identical {
+            rank.orbit = Some(rank.low_orbit(w));
+            rank.orbit_action(w as usize)
+        } else {
+            rank.multiplication_table(w as usize)
+        };
         Some(rank)
+    }
+
+    /// `e_x` of every low index `x` as a group element (slot `h` goes to
+    /// `pos[h]`, gaining its twist).
+    fn low_lifts(&self, elements: u64) -> Vec<Lift> {
+        (0..elements)
+            .map(|x| {
+                let e = self.low_element(x);
+                let mut lift = Lift {
+                    to: e.pos[..self.slots].to_vec(),
+                    twist: vec![0; self.slots],
+                };
+                for h in 0..self.slots {
+                    let k = self.modulus[h];
+                    lift.twist[h] = (e.tw[h] + k - self.solved_twists[h] % k) % k;
+                }
+                lift
+            })
+            .collect()
     }
 
     /// `mul[c · W + y] = rank_L(e_c ∘ e_y)`, the low part's table.
     fn multiplication_table(&self, w: usize) -> LowTables {
         let elements: Vec<Pieces> = (0..w as u64).map(|x| self.low_element(x)).collect();
+        let lifts = self.low_lifts(w as u64);
         let mut mul = vec![0u16; w * w];
-        mul.par_chunks_mut(w).enumerate().for_each(|(c, row)| {
-            let e = &elements[c];
-            // e_c as a group element: slot h goes to pos[h], gaining its twist.
-            let mut lift = Lift {
-                to: e.pos[..self.slots].to_vec(),
-                twist: vec![0; self.slots],
-            };
-            for h in 0..self.slots {
-                let k = self.modulus[h];
-                lift.twist[h] = (e.tw[h] + k - self.solved_twists[h] % k) % k;
-            }
+        mul.par_chunks_mut(w).zip(&lifts).for_each(|(row, lift)| {
             for (y, out) in row.iter_mut().enumerate() {
                 let mut p = elements[y];
-                apply(&lift, &mut p, &self.modulus, self.slots);
+                apply(lift, &mut p, &self.modulus, self.slots);
                 *out = self.sift(&mut p, self.block_levels.., 0) as u16;
             }
         });
-        LowTables::multiplication(w, mul)
+        LowTables::action(w, w, mul)
+    }
+
+    /// The states of `L` applied to solved, in the order of `L`'s elements.
+    fn low_orbit(&self, elements: u64) -> LowOrbit {
+        let mut orbit = LowOrbit {
+            states: Vec::new(),
+            index: HashMap::new(),
+        };
+        for x in 0..elements {
+            let mut state = vec![0u8; 2 * self.slots];
+            let (cells, twists) = state.split_at_mut(self.slots);
+            self.write_state(&self.low_element(x), cells, twists);
+            if !orbit.index.contains_key(&state) {
+                orbit.index.insert(state.clone(), orbit.states.len() as u16);
+                orbit.states.push(state);
+            }
+        }
+        orbit
+    }
+
+    /// `|L|` rows of the low states' indices after each element of `L`.
+    fn orbit_action(&self, elements: usize) -> LowTables {
+        let orbit = self.orbit.as_ref().expect("identical pieces have an orbit");
+        let w = orbit.states.len();
+        let lifts = self.low_lifts(elements as u64);
+        let mut table = vec![0u16; elements * w];
+        table.par_chunks_mut(w).zip(&lifts).for_each(|(row, lift)| {
+            let mut scratch = [0u8; 128];
+            for (y, out) in row.iter_mut().enumerate() {
+                let mut state = orbit.states[y].clone();
+                let (cells, twists) = state.split_at_mut(self.slots);
+                lift.apply(cells, twists, &self.modulus, &mut scratch);
+                *out = orbit.index[&state];
+            }
+        });
+        LowTables::action(w, elements, table)
     }
 
     /// The state `e_x` of low index `x` (block 0), piece by piece.
@@ -231,33 +309,108 @@ impl TailRank {
     /// Block and low index of a state.
     #[inline]
     pub fn rank(&self, cells: &[u8], twists: &[u8]) -> (u64, u64) {
+        if let Some(orbit) = &self.orbit {
+            return self.rank_in_orbit(orbit, cells, twists);
+        }
         let mut p = self.pieces_of(cells, twists);
+        let block = self.strip_block(&mut p);
+        (block, self.sift(&mut p, self.block_levels.., 0))
+    }
+
+    /// The block digits of pieces, stripped off them.
+    #[inline]
+    fn strip_block(&self, p: &mut Pieces) -> u64 {
         let mut block = 0u64;
         for level in &self.levels[..self.block_levels] {
             let d = level.index[p.pos[level.point as usize] as usize];
             debug_assert_ne!(d, u8::MAX, "a state outside the group");
             block = block * level.radix + d as u64;
             if d != 0 {
-                apply(&level.inverses[d as usize], &mut p, &self.modulus, self.slots);
+                apply(&level.inverses[d as usize], p, &self.modulus, self.slots);
             }
         }
-        (block, self.sift(&mut p, self.block_levels.., 0))
+        block
+    }
+
+    /// [`TailRank::rank`] with identical pieces: the block from where the
+    /// distinct pieces of the block levels are, the low index looked up.
+    fn rank_in_orbit(&self, orbit: &LowOrbit, cells: &[u8], twists: &[u8]) -> (u64, u64) {
+        let n = self.slots;
+        let mut state = [0u8; 2 * MAX_CODED_SLOTS];
+        state[..n].copy_from_slice(&cells[..n]);
+        state[n..2 * n].copy_from_slice(&twists[..n]);
+        let mut scratch = [0u8; 128];
+        let mut block = 0u64;
+        for level in &self.levels[..self.block_levels] {
+            let slot = state[..n]
+                .iter()
+                .position(|&c| c == level.piece)
+                .expect("a distinct piece");
+            let d = level.index[slot];
+            debug_assert_ne!(d, u8::MAX, "a state outside the group");
+            block = block * level.radix + d as u64;
+            if d != 0 {
+                let (cells, twists) = state.split_at_mut(n);
+                level.inverses[d as usize].apply(cells, twists, &self.modulus, &mut scratch);
+            }
+        }
+        let low = orbit.index.get(&state[..2 * n]).expect("a state of the group");
+        (block, *low as u64)
     }
 
     /// Writes the state of block `block` and low index `low`.
-    pub fn unrank(&self, mut block: u64, low: u64, cells: &mut [u8], twists: &mut [u8]) {
+    pub fn unrank(&self, block: u64, low: u64, cells: &mut [u8], twists: &mut [u8]) {
+        let digits = self.block_digits(block);
+        if let Some(orbit) = &self.orbit {
+            let state = &orbit.states[low as usize];
+            cells[..self.slots].copy_from_slice(&state[..self.slots]);
+            twists[..self.slots].copy_from_slice(&state[self.slots..]);
+            let mut scratch = [0u8; 128];
+            for (level, &d) in self.levels[..self.block_levels].iter().zip(&digits).rev() {
+                if d != 0 {
+                    level.reps[d as usize].apply(cells, twists, &self.modulus, &mut scratch);
+                }
+            }
+            return;
+        }
         let mut p = self.low_element(low);
+        self.lift_block(&digits, &mut p);
+        self.write_state(&p, cells, twists);
+    }
+
+    /// The chain digits of a block.
+    fn block_digits(&self, mut block: u64) -> [u8; MAX_CODED_SLOTS] {
         let mut digits = [0u8; MAX_CODED_SLOTS];
         for (d, level) in digits.iter_mut().zip(&self.levels[..self.block_levels]).rev() {
             *d = (block % level.radix) as u8;
             block /= level.radix;
         }
-        for (level, &d) in self.levels[..self.block_levels].iter().zip(&digits).rev() {
+        digits
+    }
+
+    /// Applies the block's representatives `u_b` to pieces (last level first).
+    fn lift_block(&self, digits: &[u8], p: &mut Pieces) {
+        for (level, &d) in self.levels[..self.block_levels].iter().zip(digits).rev() {
             if d != 0 {
-                apply(&level.reps[d as usize], &mut p, &self.modulus, self.slots);
+                apply(&level.reps[d as usize], p, &self.modulus, self.slots);
             }
         }
-        self.write_state(&p, cells, twists);
+    }
+
+    /// The source block and the label of block `block` under the inverse
+    /// of a move, given as the move the kernel applies (`to`, `twist`): the
+    /// block `b'` and `c ∈ L` (its index) with `m⁻¹ ∘ u_b = u_b' ∘ c`,
+    /// computed on the group's elements, so identical pieces do not blur `c`.
+    pub fn source(&self, block: u64, to: &[u8], twist: &[u8]) -> (u64, u64) {
+        let mut p = self.solved_pieces();
+        self.lift_block(&self.block_digits(block), &mut p);
+        for h in 0..self.slots {
+            let s = p.pos[h] as usize;
+            p.pos[h] = to[s];
+            p.tw[h] = (p.tw[h] + twist[s]) % self.modulus[s];
+        }
+        let source = self.strip_block(&mut p);
+        (source, self.sift(&mut p, self.block_levels.., 0))
     }
 }
 

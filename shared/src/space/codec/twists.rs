@@ -165,23 +165,24 @@ impl LowTables {
         }
     }
 
-    /// The tables of a subgroup's multiplication table `mul` (`W × W`,
-    /// `mul[c · W + y]` = index of `e_c ∘ e_y`): label `c` maps a target's
-    /// low index `y` back to `mul[c][y]`, and a source's `x` forward to
-    /// `mul[c⁻¹][x]`.
-    pub(super) fn multiplication(states: usize, mul: Vec<u16>) -> LowTables {
-        let mut forward = vec![0u16; mul.len()];
-        for (c, row) in mul.chunks(states).enumerate() {
-            // The inverse of e_c is the y with e_c ∘ e_y the identity (index 0).
-            let inverse = row.iter().position(|&v| v == 0).expect("a group has inverses");
-            forward[inverse * states..(inverse + 1) * states].copy_from_slice(&mul[c * states..(c + 1) * states]);
+    /// The tables of a subgroup `L` acting on the low states:
+    /// `backward[c · W + y]` is the index of `e_c` applied to low state `y`
+    /// (`labels` = `|L|` rows of `W`); label `c` maps a target's low index
+    /// `y` back through that row, and a source's forward through its inverse
+    /// (the row is a permutation: `e_c` acts bijectively).
+    pub(super) fn action(states: usize, labels: usize, backward: Vec<u16>) -> LowTables {
+        let mut forward = vec![0u16; backward.len()];
+        for (row, back) in forward.chunks_mut(states).zip(backward.chunks(states)) {
+            for (y, &x) in back.iter().enumerate() {
+                row[x as usize] = y as u16;
+            }
         }
         LowTables {
             states,
-            labels: states,
+            labels,
             shared_rows: true,
             forward,
-            backward: mul,
+            backward,
         }
     }
 
