@@ -15,6 +15,7 @@
 mod bitrange;
 mod blocks;
 mod states;
+mod units;
 
 use crate::kernel::task::{SourceBits, TaskStats};
 use crate::puzzle::{Move, Puzzle};
