@@ -44,6 +44,14 @@ const IDENTICAL_LIKE: &str = "Name Identical\nSet A 4 1\nSet B 4 1\nSet T 2 3\n\
     Move X\nA\n2 3 4 1\n0 0 0 0\nB\n2 3 4 1\n0 0 0 0\nT\n1 2\n1 2\nEnd\n\
     Move Y\nA\n2 1 3 4\n0 0 0 0\nB\n2 1 3 4\n0 0 0 0\nT\n2 1\n0 0\nEnd\n";
 
+/// Made up like twsearch's `puzzlerchallenger` (identical pieces, no
+/// orientation, two orbits): the 210 arrangements of `E` are the low part,
+/// the 20 of `C` the blocks (`space/codec/arrangement.rs`).
+const ARRANGEMENT_LIKE: &str = "Name Arrangement\nSet C 6 1\nSet E 7 1\n\
+    Solved\nC\n1 1 1 2 2 2\n0 0 0 0 0 0\nE\n1 1 2 2 3 3 3\n0 0 0 0 0 0 0\nEnd\n\
+    Move R\nC\n2 3 4 5 6 1\n0 0 0 0 0 0\nE\n2 3 4 5 6 7 1\n0 0 0 0 0 0 0\nEnd\n\
+    Move L\nC\n1 3 4 5 6 2\n0 0 0 0 0 0\nE\n1 2 4 5 6 7 3\n0 0 0 0 0 0 0\nEnd\n";
+
 /// One set's part of a move: (perm, ori), as in the file (1-based perm).
 type SetMove = (Vec<usize>, Vec<u8>);
 
@@ -305,5 +313,25 @@ fn identical_pieces_rank_as_cosets_of_the_solved_stabiliser() {
             panic!("coded")
         };
         assert!(codec.shard_blocks() * codec.shards() > 1, "several blocks");
+    }
+}
+
+#[test]
+fn an_orbits_arrangement_is_the_low_part_without_twists() {
+    let dir = test_dir();
+    let path = dir.path().join("def.tws");
+    std::fs::write(&path, ARRANGEMENT_LIKE).unwrap();
+    let (sets, moves, solved) = sets_and_moves(ARRANGEMENT_LIKE);
+    let reference = reference_tws_bfs(&sets, &moves, solved);
+    for k in ["", " --shard-pieces 1"] {
+        let run = run_complete(&format!("tws:{}{k}", path.display()));
+        let Space::Coded(codec) = &run.job.space else {
+            panic!("identical pieces are coded")
+        };
+        // C(6,3) = 20 blocks of 7!/(2!·2!·3!) = 210 states.
+        assert_eq!((codec.shards() * codec.shard_blocks(), codec.low().states()), (20, 210));
+        assert_eq!(run.result.depths, reference);
+        assert_words_solve(&run);
+        assert_bijection(&run);
     }
 }

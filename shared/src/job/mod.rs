@@ -107,14 +107,18 @@ impl Job {
                 l.parity
                     .map_or(String::new(), |r| format!("parity={}:{:x}|", r.piece, r.odd_slots))
             ),
+            // The ranking's description and block size: two rankings of
+            // one space number its states differently.
             Space::Coded(c) => format!(
-                "cayley-job|{}|{}|coded{}|{:?}|{}|{}|",
+                "cayley-job|{}|{}|coded{}|{:?}|{}|{}|{}|{}|",
                 self.puzzle.spec,
                 self.puzzle.metric,
                 if c.is_group_ranked() { "-group" } else { "" },
                 self.puzzle.solved,
                 c.shard_classes,
-                c.states()
+                c.states(),
+                c.describe(),
+                c.low().states()
             ),
             Space::Reduced(r) => format!(
                 "cayley-job|{}|{}|reduced|{:?}|{}|{}|",
@@ -231,6 +235,11 @@ fn plan_codec(puzzle: &Puzzle, shard_pieces: Option<usize>, group_order: u128) -
         modulus: &coding.modulus,
         wild: &coding.wild,
         moves: puzzle.moves.iter().map(|m| (m.perm.images(), &m.twist[..])).collect(),
+        guarded_slots: puzzle
+            .moves
+            .iter()
+            .filter_map(|m| m.guard)
+            .fold(0, |g, guard| g | 1 << guard.slot),
         group_order: group.then_some(group_order),
     };
     Codec::plan(&input, shard_pieces).map_err(|e| anyhow::anyhow!("'{}' cannot be searched: {}", puzzle.spec, e))

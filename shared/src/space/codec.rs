@@ -26,6 +26,7 @@
 //! source shard, exactly as with the block layout, and a task is still
 //! `(level, shard)`.
 
+mod arrangement;
 mod chain;
 mod group;
 mod grouped;
@@ -68,6 +69,10 @@ pub struct Codec {
     twists: Vec<TwistOrbit>,
     /// Index in `twists` of the first orbit of the low part.
     first_low: usize,
+    /// Index in `classes` of the first digit of the low part (the
+    /// arrangement of one orbit, `codec/arrangement.rs`; `classes.len()`
+    /// when the low part is twists).
+    first_low_class: usize,
     /// Classes whose orientation is ignored (indexed by class, 256 long).
     wild: Vec<bool>,
     low: LowTables,
@@ -96,6 +101,8 @@ pub struct CodecInput<'a> {
     /// Slot permutation and twist of every move (twist empty = none), in
     /// the order of the puzzle's moves: the low tables are indexed so.
     pub moves: Vec<(&'a [u8], &'a [u8])>,
+    /// Slots a move's guard reads, one bit each.
+    pub guarded_slots: u64,
     /// The order of the group the moves generate on slots and twists, when
     /// the states are its elements or their cosets (no guards, no wild
     /// pieces): the group ranking is then tried, and used when it ranks
@@ -147,11 +154,17 @@ impl Codec {
                 .iter()
                 .any(|&c| std::mem::replace(&mut seen[c as usize], true))
         };
+        // The group ranking when it ranks fewer states, or as many without
+        // orientation: the class digits then have blocks of one state or of
+        // one orbit's arrangements, the chain's tail up to 1,024 (twsearch's
+        // `233`, 8! · 8! positions: blocks of 1 or 720).
+        let class_states = log_states.exp2();
+        let (fewer, no_more) = (class_states * (1.0 - 1e-9), class_states * (1.0 + 1e-9));
         let group = input
             .group_order
-            .filter(|&order| ((order as f64) < log_states.exp2() || identical) && order < 1 << 63)
+            .filter(|&order| ((order as f64) <= no_more || identical) && order < 1 << 63)
             .and_then(|order| GroupRanking::plan(input, order))
-            .filter(|g| (g.states() as f64) < log_states.exp2())
+            .filter(|g| (g.states() as f64) < fewer || (twists.is_empty() && (g.states() as f64) <= no_more))
             .map(Box::new);
         if log_states >= 63.0 && group.is_none() {
             return Err(CodecError::TooManyStates {
@@ -165,6 +178,7 @@ impl Codec {
                 classes: Vec::new(),
                 twists: Vec::new(),
                 first_low: 0,
+                first_low_class: 0,
                 wild,
                 low: group.low().clone(),
                 group: Some(group),
@@ -175,21 +189,34 @@ impl Codec {
             },
             None => {
                 let (twists, first_low) = order_for_low_part(twists);
-                let low = LowTables::build(n, &twists[first_low..], &input.moves);
-                Codec {
+                // Without twists, the arrangement of an orbit can be the low part.
+                let (classes, first_low_class) = if twists.is_empty() {
+                    arrangement::order_for_low_orbit(classes, input.guarded_slots)
+                } else {
+                    let len = classes.len();
+                    (classes, len)
+                };
+                let mut codec = Codec {
                     slots: n,
                     class_count,
                     classes,
                     twists,
                     first_low,
+                    first_low_class,
                     wild,
-                    low,
+                    low: LowTables::default(),
                     group: None,
                     shard_classes: 0,
                     shard_blocks: 0,
                     shards: 0,
                     binomials,
-                }
+                };
+                codec.low = if first_low_class < codec.classes.len() {
+                    codec.arrangement_tables(&input.moves)
+                } else {
+                    LowTables::build(n, &codec.twists[first_low..], &input.moves)
+                };
+                codec
             }
         };
         let max = codec.class_digits();
@@ -214,7 +241,10 @@ impl Codec {
             return;
         }
         self.shards = self.classes[..k].iter().map(|c| c.radix).product();
-        self.shard_blocks = self.classes[k..].iter().map(|c| c.radix).product::<u64>()
+        self.shard_blocks = self.classes[k..self.first_low_class]
+            .iter()
+            .map(|c| c.radix)
+            .product::<u64>()
             * self.twists[..self.first_low].iter().map(|t| t.radix).product::<u64>();
     }
 
@@ -250,7 +280,7 @@ impl Codec {
 
     /// Number of class digits, or chain levels (the largest shard key).
     pub fn class_digits(&self) -> usize {
-        self.group.as_ref().map_or(self.classes.len(), |g| g.levels())
+        self.group.as_ref().map_or(self.first_low_class, |g| g.levels())
     }
 
     /// True when states are ranked by the group (`codec/grouped.rs`): exactly the
@@ -261,9 +291,13 @@ impl Codec {
 
     /// How states are ranked, for people.
     pub fn describe(&self) -> &'static str {
-        self.group
-            .as_ref()
-            .map_or("places of each piece class, then twists", |g| g.describe())
+        match &self.group {
+            Some(g) => g.describe(),
+            None if self.first_low_class < self.classes.len() => {
+                "places of each piece class; a block's states are one orbit's arrangements"
+            }
+            None => "places of each piece class, then twists",
+        }
     }
 
     /// Rank of a state given as slot classes and slot twists.
@@ -280,6 +314,9 @@ impl Codec {
             return group.rank(cells, twists, self.low.states() as u64);
         }
         let block = self.rank_block(cells, twists, masks);
+        if self.first_low_class < self.classes.len() {
+            return block * self.low.states() as u64 + self.rank_low_classes(masks);
+        }
         self.twists[self.first_low..]
             .iter()
             .fold(block, |r, t| t.rank(r, cells, twists, &self.wild))
@@ -298,7 +335,7 @@ impl Codec {
         }
         let mut rank = 0u64;
         let mut taken = 0u64;
-        for digit in &self.classes {
+        for digit in &self.classes[..self.first_low_class] {
             let free = digit.orbit & !taken;
             let mask = masks[digit.class as usize] & digit.orbit;
             taken |= mask;
@@ -337,6 +374,10 @@ impl Codec {
             return;
         }
         self.unrank_block(rank / w, cells, twists);
+        if self.first_low_class < self.classes.len() {
+            self.unrank_low_classes(rank % w, cells);
+            return;
+        }
         unrank_low(&self.twists[self.first_low..], rank % w, cells, twists, &self.wild);
     }
 
@@ -358,12 +399,13 @@ impl Codec {
             block /= orbit.radix;
         }
         let mut values = [0u64; MAX_CODED_SLOTS];
-        for (value, digit) in values.iter_mut().zip(&self.classes).rev() {
+        let block_digits = &self.classes[..self.first_low_class];
+        for (value, digit) in values.iter_mut().zip(block_digits).rev() {
             *value = block % digit.radix;
             block /= digit.radix;
         }
         let mut taken = 0u64;
-        for (digit, &value) in self.classes.iter().zip(&values) {
+        for (digit, &value) in block_digits.iter().zip(&values) {
             let free = digit.orbit & !taken;
             let mask = self.unrank_combination(value, free, digit.count);
             taken |= mask;

@@ -10,6 +10,7 @@ fn codec(cells: &[u8], twists: &[u8], modulus: &[u8], moves: &[(Vec<u8>, Vec<u8>
         wild: &[],
         moves: moves.iter().map(|(p, t)| (&p[..], &t[..])).collect(),
         group_order: None,
+        guarded_slots: 0,
     };
     Codec::plan(&input, k).unwrap()
 }
@@ -111,6 +112,7 @@ fn refuses_what_cannot_be_ranked() {
         wild: &[],
         moves: moves.iter().map(|(p, t)| (&p[..], &t[..])).collect(),
         group_order: None,
+        guarded_slots: 0,
     };
     assert!(matches!(
         Codec::plan(&input, None),
@@ -123,6 +125,7 @@ fn refuses_what_cannot_be_ranked() {
         wild: &[],
         moves: vec![],
         group_order: None,
+        guarded_slots: 0,
     };
     assert!(Codec::plan(&small, Some(5)).is_err());
 }

@@ -186,6 +186,27 @@ impl LowTables {
         }
     }
 
+    /// The tables of `moves` maps of `states` low indices, `f(m, x)` the
+    /// index move `m` sends `x` to (one label).
+    pub(super) fn tabulate(states: usize, moves: usize, mut f: impl FnMut(usize, usize) -> usize) -> LowTables {
+        let mut forward = vec![0u16; states * moves];
+        let mut backward = vec![0u16; states * moves];
+        for m in 0..moves {
+            for x in 0..states {
+                let y = f(m, x);
+                forward[m * states + x] = y as u16;
+                backward[m * states + y] = x as u16;
+            }
+        }
+        LowTables {
+            states,
+            labels: 1,
+            shared_rows: false,
+            forward,
+            backward,
+        }
+    }
+
     /// Tables given row by row, `labels` rows per move (see the fields).
     pub(super) fn with_rows(states: usize, labels: usize, forward: Vec<u16>, backward: Vec<u16>) -> LowTables {
         debug_assert_eq!(forward.len() % (states * labels).max(1), 0);
