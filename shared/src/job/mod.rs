@@ -74,6 +74,13 @@ impl Job {
             (None, None) => Space::Blocks(plan_blocks(&puzzle, shard_pieces)?),
             (Some(_), _) => Space::Coded(plan_codec(&puzzle, shard_pieces, group_order)?),
         };
+        // A group ranking numbers exactly the positions (with identical
+        // pieces, `|G| / |L|` blocks of the `|L| / |S|` states of the
+        // tail's orbit), so the search's total is checked against it.
+        let reachable_states = reachable_states.or(match &space {
+            Space::Coded(c) if c.is_group_ranked() => Some(c.states()),
+            _ => None,
+        });
         Ok(Job {
             directed: !puzzle.is_undirected(),
             chunking: Chunking::plan(space.shards(), space.shard_bytes(), None),
