@@ -152,7 +152,11 @@ fn assert_exact(spec: &str, reference: &[u64]) -> Finished {
     assert!(codec.is_group_ranked(), "{spec}: group ranked");
     let reachable: u64 = reference.iter().sum();
     assert_eq!(codec.states(), reachable as u128, "{spec}: ranked = reachable");
-    assert_eq!(run.job.reachable_states, Some(reachable as u128), "{spec}: known before searching");
+    assert_eq!(
+        run.job.reachable_states,
+        Some(reachable as u128),
+        "{spec}: known before searching"
+    );
     assert_eq!(run.result.depths, reference, "{spec}");
     assert_words_solve(&run);
     run
