@@ -136,33 +136,21 @@ impl LowTables {
         let states: u64 = orbits.iter().map(|o| o.radix).product();
         assert!(states <= MAX_LOW_STATES);
         let states = states as usize;
-        let mut forward = vec![0u16; states * moves.len()];
-        let mut backward = vec![0u16; states * moves.len()];
         let no_wild = [false; 256];
         let cells = vec![0u8; slots];
         let mut before = vec![0u8; slots];
         let mut after = vec![0u8; slots];
-        for (m, (to, twist)) in moves.iter().enumerate() {
-            for x in 0..states {
-                unrank_low(orbits, x as u64, &cells, &mut before, &no_wild);
-                for orbit in orbits {
-                    for &s in &orbit.slots {
-                        let added = twist.get(s as usize).copied().unwrap_or(0);
-                        after[to[s as usize] as usize] = (before[s as usize] + added) % orbit.modulus;
-                    }
+        LowTables::tabulate(states, moves.len(), |m, x| {
+            let (to, twist) = moves[m];
+            unrank_low(orbits, x as u64, &cells, &mut before, &no_wild);
+            for orbit in orbits {
+                for &s in &orbit.slots {
+                    let added = twist.get(s as usize).copied().unwrap_or(0);
+                    after[to[s as usize] as usize] = (before[s as usize] + added) % orbit.modulus;
                 }
-                let y = orbits.iter().fold(0, |r, o| o.rank(r, &cells, &after, &no_wild)) as usize;
-                forward[m * states + x] = y as u16;
-                backward[m * states + y] = x as u16;
             }
-        }
-        LowTables {
-            states,
-            labels: 1,
-            shared_rows: false,
-            forward,
-            backward,
-        }
+            orbits.iter().fold(0, |r, o| o.rank(r, &cells, &after, &no_wild)) as usize
+        })
     }
 
     /// The tables of a subgroup `L` acting on the low states:
