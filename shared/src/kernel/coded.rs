@@ -177,17 +177,37 @@ impl CodedTask<'_> {
     }
 }
 
+/// True when the task kernel works by blocks (see [`expand_coded`]).
+fn uses_block_tables(codec: &Codec) -> bool {
+    // The group ranking's rank is a chain walk, dearer than the class
+    // digits' popcounts, so its blocks pay at any size (master pyramorphix,
+    // W = 8: 1.3 s against 3.9 s state by state, BENCHMARKS.md).
+    (codec.low().states() >= MIN_TABLE_LOW_STATES || codec.is_group_ranked()) && codec.shard_blocks() < u32::MAX as u64
+}
+
+/// Memory the source-block tables of a coded job take at most: every
+/// shard's (its source block, and its label when it has one, per block and
+/// move; 4 bytes each) while they fit the cache, then the cache and the
+/// table of the shard being computed. The worker counts them in its budget.
+pub fn held_source_table_bytes(codec: &Codec, moves: usize) -> u64 {
+    if !uses_block_tables(codec) {
+        return 0;
+    }
+    let labels = if codec.low().labels_per_move() {
+        moves as u64
+    } else {
+        u64::from(codec.low().labels() > 1)
+    };
+    let per_shard = codec.shard_blocks() * (moves as u64 + labels) * 4;
+    (per_shard * codec.shards()).min(blocks::BLOCK_CACHE_BYTES as u64 + per_shard)
+}
+
 /// Computes `F_{d+1}(B)` into `out` (fully overwritten); `on_unit` gets the
 /// states found per unit of [`crate::space::CODED_UNIT_STATES`] (as many
 /// calls as the shard has units).
 pub fn expand_coded(task: &CodedTask, out: &mut [u64], on_unit: &(dyn Fn(u64) + Sync)) -> TaskStats {
     let sources = task.moves.source_shards(task.codec, task.shard);
-    // The group ranking's rank is a chain walk, dearer than the class
-    // digits' popcounts, so its blocks pay at any size (master pyramorphix,
-    // W = 8: 1.3 s against 3.9 s state by state, BENCHMARKS.md).
-    let table_kernel = (task.codec.low().states() >= MIN_TABLE_LOW_STATES || task.codec.is_group_ranked())
-        && task.codec.shard_blocks() < u32::MAX as u64;
-    if table_kernel {
+    if uses_block_tables(task.codec) {
         blocks::expand(task, &sources, out, on_unit)
     } else {
         states::expand(task, &sources, out, on_unit)

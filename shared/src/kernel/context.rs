@@ -5,7 +5,7 @@
 
 use crate::job::{Job, TRANSITION_CACHE_BYTES};
 use crate::kernel::blocks::{expand_shard, Frontier, TaskInputs};
-use crate::kernel::coded::{expand_coded, CodedMoves, CodedTask};
+use crate::kernel::coded::{expand_coded, held_source_table_bytes, CodedMoves, CodedTask};
 use crate::kernel::lowtable::LowTable;
 use crate::kernel::reduced::{expand_reduced, ReducedMoves};
 use crate::kernel::task::{ShardInputs, TaskStats};
@@ -60,7 +60,10 @@ impl SearchContext {
     pub fn table_bytes(&self) -> u64 {
         match &self.kernel {
             KernelData::Blocks { table, .. } => table.bytes() as u64 + held_transition_bytes(&self.job),
-            KernelData::Coded(_) => 0,
+            KernelData::Coded(_) => match &self.job.space {
+                Space::Coded(codec) => held_source_table_bytes(codec, self.job.puzzle.moves.len()),
+                _ => unreachable!("the kernel data matches the space"),
+            },
             // The fiber-map tables are shared and bounded, not per shard.
             KernelData::Reduced(_) => match &self.job.space {
                 Space::Reduced(space) => space.table_bytes(self.job.puzzle.moves.len()),

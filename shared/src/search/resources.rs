@@ -93,7 +93,7 @@ pub fn requirements(job: &Job) -> Requirements {
     let shard_bytes = job.space.shard_bytes();
     let tables = match &job.space {
         Space::Blocks(l) => table_bytes(l.low_pieces) + held_transition_bytes(job),
-        Space::Coded(_) => 0,
+        Space::Coded(codec) => crate::kernel::coded::held_source_table_bytes(codec, job.puzzle.moves.len()),
         Space::Reduced(space) => space.table_bytes(job.puzzle.moves.len()),
     };
     // One task holds its sources (distinct shards, itself included: never

@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Budget for cached source blocks (all shards together).
-const BLOCK_CACHE_BYTES: usize = 256 << 20;
+pub(super) const BLOCK_CACHE_BYTES: usize = 256 << 20;
 
 /// Source blocks of the shards computed so far, kept across levels while
 /// they fit [`BLOCK_CACHE_BYTES`].
