@@ -76,7 +76,9 @@ struct LowOrbit {
 
 impl TailRank {
     /// The ranking whose low part is the largest tail `L` of at most
-    /// `max_low` elements; `None` when even `N` is larger.
+    /// `max_low` elements; `None` when the smallest possible tail is larger:
+    /// `N`, or with identical pieces every level from the first identical
+    /// piece's on (trapentrix: its distinct pieces pin down too little).
     pub fn plan(input: &CodecInput, parts: &ChainParts, max_low: u64) -> Option<TailRank> {
         let n = input.solved_cells.len();
         let mut w = parts.twists.order_of(0..parts.twists.len());
