@@ -333,17 +333,45 @@ impl Codec {
         for (slot, &class) in cells[..self.slots].iter().enumerate() {
             masks[class as usize] |= 1 << slot;
         }
+        let rank = self.rank_digits(&self.classes[..self.first_low_class], masks);
+        self.twists[..self.first_low]
+            .iter()
+            .fold(rank, |r, t| t.rank(r, cells, twists, &self.wild))
+    }
+
+    /// Mixed-radix rank of class `digits` (a run of `self.classes` holding
+    /// whole orbits); `masks` holds each class's slots.
+    #[inline]
+    fn rank_digits(&self, digits: &[ClassDigit], masks: &[u64]) -> u64 {
         let mut rank = 0u64;
         let mut taken = 0u64;
-        for digit in &self.classes[..self.first_low_class] {
+        for digit in digits {
             let free = digit.orbit & !taken;
             let mask = masks[digit.class as usize] & digit.orbit;
             taken |= mask;
             rank = rank * digit.radix + self.combination_rank(mask, free);
         }
-        self.twists[..self.first_low]
-            .iter()
-            .fold(rank, |r, t| t.rank(r, cells, twists, &self.wild))
+        rank
+    }
+
+    /// Writes the classes of `digits`' value `value` (see
+    /// [`Codec::rank_digits`]) into `cells`.
+    fn unrank_digits(&self, digits: &[ClassDigit], mut value: u64, cells: &mut [u8]) {
+        let mut values = [0u64; MAX_CODED_SLOTS];
+        for (v, digit) in values.iter_mut().zip(digits).rev() {
+            *v = value % digit.radix;
+            value /= digit.radix;
+        }
+        let mut taken = 0u64;
+        for (digit, &v) in digits.iter().zip(&values) {
+            let mask = self.unrank_combination(v, digit.orbit & !taken, digit.count);
+            taken |= mask;
+            let mut bits = mask;
+            while bits != 0 {
+                cells[bits.trailing_zeros() as usize] = digit.class;
+                bits &= bits - 1;
+            }
+        }
     }
 
     /// Colex rank of the slots `mask` among the slots `free`.
@@ -398,23 +426,7 @@ impl Codec {
             *value = block % orbit.radix;
             block /= orbit.radix;
         }
-        let mut values = [0u64; MAX_CODED_SLOTS];
-        let block_digits = &self.classes[..self.first_low_class];
-        for (value, digit) in values.iter_mut().zip(block_digits).rev() {
-            *value = block % digit.radix;
-            block /= digit.radix;
-        }
-        let mut taken = 0u64;
-        for (digit, &value) in block_digits.iter().zip(&values) {
-            let free = digit.orbit & !taken;
-            let mask = self.unrank_combination(value, free, digit.count);
-            taken |= mask;
-            let mut bits = mask;
-            while bits != 0 {
-                cells[bits.trailing_zeros() as usize] = digit.class;
-                bits &= bits - 1;
-            }
-        }
+        self.unrank_digits(&self.classes[..self.first_low_class], block, cells);
         // Wild orbits read the classes, so twists come after them.
         for (orbit, &value) in self.twists[..self.first_low].iter().zip(&twist_values) {
             orbit.unrank(value, cells, twists, &self.wild);
@@ -448,12 +460,18 @@ impl Codec {
         (rank / self.shard_states(), rank % self.shard_states())
     }
 
-    /// The source block (in the whole space) and label of block `block`
-    /// (in the whole space) under the kernel's inverse move (`to`,
-    /// `twist`), when the low tables' labels go with a block and a move
-    /// ([`LowTables::labels_per_move`]); `None` otherwise.
-    pub fn source_and_label(&self, block: u64, to: &[u8], twist: &[u8]) -> Option<(u64, u64)> {
-        self.group.as_ref()?.source(block, to, twist)
+    /// The source block and label (both in the whole space) of block
+    /// `block` under each of the kernel's inverse moves (`to`, `twist`),
+    /// as `each(m, source, label)`, when the low tables' labels go with a
+    /// block and a move ([`LowTables::labels_per_move`]); false, and
+    /// nothing called, otherwise.
+    pub fn sources_and_labels<'m>(
+        &self,
+        block: u64,
+        moves: impl IntoIterator<Item = (&'m [u8], &'m [u8])>,
+        each: impl FnMut(usize, u64, u64),
+    ) -> bool {
+        self.group.as_ref().is_some_and(|g| g.sources(block, moves, each))
     }
 
     /// The slot sets of the shard key's classes for `shard`.

@@ -437,24 +437,27 @@ fn build_source_blocks(task: &CodedTask, sources: &[u64]) -> SourceBlocks {
             let (mut y, mut x) = (State::new(), State::new());
             for (i, row) in rows.chunks_mut(moves).enumerate() {
                 let block = task.shard * blocks + (chunk * CHUNK_BLOCKS + i) as u64;
+                if per_move {
+                    // The group ranking: no guards, every move has a source.
+                    let inverses = task.moves.inverse.iter().map(|inv| (&inv.to[..], &inv.twist[..]));
+                    let done = codec.sources_and_labels(block, inverses, |m, src, label| {
+                        debug_assert_eq!(src / blocks, sources[m]);
+                        row[m] = (src - sources[m] * blocks) as u32;
+                        chunk_labels[i * moves + m] = label as u32;
+                    });
+                    assert!(done, "labels per move come with their sources");
+                    continue;
+                }
                 let label = codec.unrank_block_label(block, &mut y.cells, &mut y.twists);
                 if label_width == 1 {
                     chunk_labels[i] = label as u32;
                 }
-                for (m, ((entry, inv), &shard)) in row.iter_mut().zip(&task.moves.inverse).zip(sources).enumerate() {
+                for ((entry, inv), &shard) in row.iter_mut().zip(&task.moves.inverse).zip(sources) {
                     task.moves.apply(inv, &y, &mut x);
                     if !x.allows(inv) {
                         continue;
                     }
-                    let src = if per_move {
-                        let (src, label) = codec
-                            .source_and_label(block, &inv.to, &inv.twist)
-                            .expect("labels per move come with their sources");
-                        chunk_labels[i * moves + m] = label as u32;
-                        src
-                    } else {
-                        codec.rank_block(&x.cells, &x.twists, &mut x.masks)
-                    };
+                    let src = codec.rank_block(&x.cells, &x.twists, &mut x.masks);
                     debug_assert_eq!(src / blocks, shard);
                     *entry = (src - shard * blocks) as u32;
                 }

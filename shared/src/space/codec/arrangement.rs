@@ -60,62 +60,31 @@ impl Codec {
     /// slots (as [`Codec::rank_block`] leaves them).
     #[inline]
     pub(super) fn rank_low_classes(&self, masks: &[u64]) -> u64 {
-        let mut taken = 0u64;
-        let mut rank = 0u64;
-        for digit in &self.classes[self.first_low_class..] {
-            let free = digit.orbit & !taken;
-            let mask = masks[digit.class as usize] & digit.orbit;
-            taken |= mask;
-            rank = rank * digit.radix + self.combination_rank(mask, free);
-        }
-        rank
+        self.rank_digits(&self.classes[self.first_low_class..], masks)
     }
 
     /// Writes the classes of the low orbit's arrangement `value`.
-    pub(super) fn unrank_low_classes(&self, mut value: u64, cells: &mut [u8]) {
-        let low = &self.classes[self.first_low_class..];
-        let mut values = [0u64; MAX_CODED_SLOTS];
-        for (v, digit) in values.iter_mut().zip(low).rev() {
-            *v = value % digit.radix;
-            value /= digit.radix;
-        }
-        let mut taken = 0u64;
-        for (digit, &v) in low.iter().zip(&values) {
-            let mask = self.unrank_combination(v, digit.orbit & !taken, digit.count);
-            taken |= mask;
-            let mut bits = mask;
-            while bits != 0 {
-                cells[bits.trailing_zeros() as usize] = digit.class;
-                bits &= bits - 1;
-            }
-        }
+    pub(super) fn unrank_low_classes(&self, value: u64, cells: &mut [u8]) {
+        self.unrank_digits(&self.classes[self.first_low_class..], value, cells);
     }
 
     /// The low tables of the low orbit's arrangements under `moves`.
     pub(super) fn arrangement_tables(&self, moves: &[(&[u8], &[u8])]) -> LowTables {
-        let states: u64 = self.classes[self.first_low_class..].iter().map(|d| d.radix).product();
+        let low = &self.classes[self.first_low_class..];
+        let states: u64 = low.iter().map(|d| d.radix).product();
+        // Every low digit lives in the one low orbit.
+        let orbit = low[0].orbit;
         let mut before = [0u8; MAX_CODED_SLOTS];
-        let mut after = [0u8; MAX_CODED_SLOTS];
         let mut masks = [0u64; 256];
         LowTables::tabulate(states as usize, moves.len(), |m, x| {
             self.unrank_low_classes(x as u64, &mut before);
             let to = moves[m].0;
             masks.fill(0);
-            for digit in &self.classes[self.first_low_class..] {
-                let mut bits = digit.orbit;
-                while bits != 0 {
-                    let s = bits.trailing_zeros() as usize;
-                    after[to[s] as usize] = before[s];
-                    bits &= bits - 1;
-                }
-            }
-            for digit in &self.classes[self.first_low_class..] {
-                let mut bits = digit.orbit;
-                while bits != 0 {
-                    let s = bits.trailing_zeros() as usize;
-                    masks[after[s] as usize] |= 1 << s;
-                    bits &= bits - 1;
-                }
+            let mut bits = orbit;
+            while bits != 0 {
+                let s = bits.trailing_zeros() as usize;
+                masks[before[s] as usize] |= 1 << to[s];
+                bits &= bits - 1;
             }
             self.rank_low_classes(&masks) as usize
         })

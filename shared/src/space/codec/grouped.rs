@@ -63,13 +63,21 @@ impl GroupRanking {
         self.key_states(0) as u128 * self.blocks_below(0) as u128 * self.low().states() as u128
     }
 
-    /// The source block and label of `block` under a move given as the
-    /// kernel's inverse (`to`, `twist`), when labels go with a block and a
-    /// move (the tail ranking); `None` otherwise.
-    pub fn source(&self, block: u64, to: &[u8], twist: &[u8]) -> Option<(u64, u64)> {
+    /// The source block and label of `block` under each of `moves` (the
+    /// kernel's inverse moves), when labels go with a block and a move (the
+    /// tail ranking); false, and nothing called, otherwise.
+    pub fn sources<'m>(
+        &self,
+        block: u64,
+        moves: impl IntoIterator<Item = (&'m [u8], &'m [u8])>,
+        each: impl FnMut(usize, u64, u64),
+    ) -> bool {
         match self {
-            GroupRanking::Twists(_) => None,
-            GroupRanking::Tail(t) => Some(t.source(block, to, twist)),
+            GroupRanking::Twists(_) => false,
+            GroupRanking::Tail(t) => {
+                t.sources(block, moves, each);
+                true
+            }
         }
     }
 

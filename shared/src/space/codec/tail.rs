@@ -152,7 +152,7 @@ impl TailRank {
             for (y, out) in row.iter_mut().enumerate() {
                 let mut p = elements[y];
                 apply(lift, &mut p, &self.modulus, self.slots);
-                *out = self.sift(&mut p, self.block_levels.., 0) as u16;
+                *out = self.rank_low(&mut p) as u16;
             }
         });
         LowTables::action(w, w, mul)
@@ -235,11 +235,10 @@ impl TailRank {
         }
     }
 
-    /// Strips the levels `range` off `p` (their digits appended to `rank`,
-    /// mixed radix); from the block levels on, then also `N`'s index.
+    /// Strips `levels` off `p`, their digits appended to `rank` (mixed radix).
     #[inline]
-    fn sift(&self, p: &mut Pieces, range: std::ops::RangeFrom<usize>, mut rank: u64) -> u64 {
-        for level in &self.levels[range.clone()] {
+    fn strip(&self, p: &mut Pieces, levels: &[RankLevel], mut rank: u64) -> u64 {
+        for level in levels {
             let d = level.index[p.pos[level.point as usize] as usize];
             debug_assert_ne!(d, u8::MAX, "a state outside the group");
             rank = rank * level.radix + d as u64;
@@ -247,6 +246,20 @@ impl TailRank {
                 apply(&level.inverses[d as usize], p, &self.modulus, self.slots);
             }
         }
+        rank
+    }
+
+    /// The block digits of pieces, stripped off them.
+    #[inline]
+    fn strip_block(&self, p: &mut Pieces) -> u64 {
+        self.strip(p, &self.levels[..self.block_levels], 0)
+    }
+
+    /// The low index of pieces whose block digits are stripped: the tail's
+    /// digits, then `N`'s index of the pure twist left.
+    #[inline]
+    fn rank_low(&self, p: &mut Pieces) -> u64 {
+        let rank = self.strip(p, &self.levels[self.block_levels..], 0);
         let len = self.oriented.len();
         if len == 0 {
             return rank;
@@ -316,22 +329,7 @@ impl TailRank {
         }
         let mut p = self.pieces_of(cells, twists);
         let block = self.strip_block(&mut p);
-        (block, self.sift(&mut p, self.block_levels.., 0))
-    }
-
-    /// The block digits of pieces, stripped off them.
-    #[inline]
-    fn strip_block(&self, p: &mut Pieces) -> u64 {
-        let mut block = 0u64;
-        for level in &self.levels[..self.block_levels] {
-            let d = level.index[p.pos[level.point as usize] as usize];
-            debug_assert_ne!(d, u8::MAX, "a state outside the group");
-            block = block * level.radix + d as u64;
-            if d != 0 {
-                apply(&level.inverses[d as usize], p, &self.modulus, self.slots);
-            }
-        }
-        block
+        (block, self.rank_low(&mut p))
     }
 
     /// [`TailRank::rank`] with identical pieces: the block from where the
@@ -400,19 +398,23 @@ impl TailRank {
     }
 
     /// The source block and the label of block `block` under the inverse
-    /// of a move, given as the move the kernel applies (`to`, `twist`): the
-    /// block `b'` and `c ∈ L` (its index) with `m⁻¹ ∘ u_b = u_b' ∘ c`,
+    /// of each move, given as the moves the kernel applies (`to`, `twist`):
+    /// `each(m, b', c)` with `m⁻¹ ∘ u_b = u_b' ∘ c`, `c ∈ L` (its index),
     /// computed on the group's elements, so identical pieces do not blur `c`.
-    pub fn source(&self, block: u64, to: &[u8], twist: &[u8]) -> (u64, u64) {
-        let mut p = self.solved_pieces();
-        self.lift_block(&self.block_digits(block), &mut p);
-        for h in 0..self.slots {
-            let s = p.pos[h] as usize;
-            p.pos[h] = to[s];
-            p.tw[h] = (p.tw[h] + twist[s]) % self.modulus[s];
+    pub fn sources<'m>(
+        &self,
+        block: u64,
+        moves: impl IntoIterator<Item = (&'m [u8], &'m [u8])>,
+        mut each: impl FnMut(usize, u64, u64),
+    ) {
+        let mut first = self.solved_pieces();
+        self.lift_block(&self.block_digits(block), &mut first);
+        for (m, (to, twist)) in moves.into_iter().enumerate() {
+            let mut p = first;
+            apply_move(to, twist, &mut p, &self.modulus, self.slots);
+            let source = self.strip_block(&mut p);
+            each(m, source, self.rank_low(&mut p));
         }
-        let source = self.strip_block(&mut p);
-        (source, self.sift(&mut p, self.block_levels.., 0))
     }
 }
 
@@ -420,9 +422,15 @@ impl TailRank {
 /// `to[s]`, gaining `twist[s]`.
 #[inline]
 fn apply(lift: &Lift, p: &mut Pieces, modulus: &[u8], slots: usize) {
+    apply_move(&lift.to, &lift.twist, p, modulus, slots);
+}
+
+/// [`apply`] of a move given as its slot images and twists.
+#[inline]
+fn apply_move(to: &[u8], twist: &[u8], p: &mut Pieces, modulus: &[u8], slots: usize) {
     for h in 0..slots {
         let s = p.pos[h] as usize;
-        p.pos[h] = lift.to[s];
-        p.tw[h] = (p.tw[h] + lift.twist[s]) % modulus[s];
+        p.pos[h] = to[s];
+        p.tw[h] = (p.tw[h] + twist[s]) % modulus[s];
     }
 }
