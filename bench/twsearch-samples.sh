@@ -19,6 +19,9 @@
 #   TIMEOUT=S    seconds per program and sample (default 900, QUICK 30)
 #   RUNS=N       runs of each program per sample; the best wall counts (1)
 #   MEMORY_MB=M  cap: cayley --memory MM, twsearch -M M (default: neither)
+#   CAYLEY_MEMORY_MB="233=330 3p1=400"  cayley's --memory for these samples
+#                only (twsearch as is): does cayley keep its time within the
+#                memory twsearch needs? The row's cayley cell names the budget.
 #   OUT=DIR      where outputs go (default bench/out/twsearch-samples)
 # A sample is skipped, with the reason, when cayley info says it cannot be
 # searched or a whole level (with tables) exceeds the memory budget, or
@@ -49,6 +52,14 @@ if [ -n "${MEMORY_MB:-}" ]; then
   cayley_mem=(--memory "${MEMORY_MB}M")
   tws_mem=(-M "$MEMORY_MB")
 fi
+
+declare -A sample_mem=()
+for pair in ${CAYLEY_MEMORY_MB:-}; do
+  case $pair in
+    *=[0-9]*) sample_mem[${pair%%=*}]=${pair#*=} ;;
+    *) echo "error: CAYLEY_MEMORY_MB wants NAME=MIB pairs, not '$pair'" >&2; exit 2 ;;
+  esac
+done
 
 if [ -n "${SAMPLES:-}" ]; then
   read -r -a names <<<"$SAMPLES"
@@ -93,7 +104,11 @@ skipped=()
 for name in "${names[@]}"; do
   file=$samples_dir/$name.tws
   if [ ! -f "$file" ]; then skipped+=("$name: no file $file"); continue; fi
-  info=$("$cayley" info "tws:$file" "${cayley_mem[@]}" 2>&1) || true
+  run_mem=("${cayley_mem[@]}") budget_note=""
+  if [ -n "${sample_mem[$name]:-}" ]; then
+    run_mem=(--memory "${sample_mem[$name]}M") budget_note=" (--memory ${sample_mem[$name]}M)"
+  fi
+  info=$("$cayley" info "tws:$file" "${run_mem[@]}" 2>&1) || true
   order=$(sed -n 's/^group order  *\([0-9]*\).*/\1/p' <<<"$info")
   # "N ranked, …" (coded and block layouts) or "N stored per level for M"
   # (a symmetry-reduced space: N bits a level).
@@ -115,7 +130,7 @@ for name in "${names[@]}"; do
     fi
   fi
   rm -rf "$out/$name.cayley"
-  timed "$out/$name.cayley.log" "$cayley" run -q "tws:$file" --out "$out/$name.cayley" "${cayley_mem[@]}"
+  timed "$out/$name.cayley.log" "$cayley" run -q "tws:$file" --out "$out/$name.cayley" "${run_mem[@]}"
   if [ "$status" != 0 ]; then skipped+=("$name: cayley: $status"); continue; fi
   c_wall=$wall c_rss=$rss
   timed "$out/$name.twsearch.log" "$twsearch" -g "${tws_mem[@]}" "$file"
@@ -128,8 +143,8 @@ for name in "${names[@]}"; do
   elif [ "$mine" = "$theirs" ]; then equal="equal ($(wc -l <<<"$mine") depths)"
   else equal="DIFFERENT"; fi
   ratio=$(awk -v c="$c_wall" -v t="$t_wall" 'BEGIN { if (t > 0) printf "%.2f", c / t; else print "-" }')
-  printf '| %s | %s | %s | %s s, %s MiB | %s s, %s MiB | %s | %s |\n' "$name" "$order" "$ranked" \
-    "$c_wall" "$((c_rss / 1024))" "$t_wall" "$((t_rss / 1024))" "$ratio" "$equal"
+  printf '| %s | %s | %s | %s s, %s MiB%s | %s s, %s MiB | %s | %s |\n' "$name" "$order" "$ranked" \
+    "$c_wall" "$((c_rss / 1024))" "$budget_note" "$t_wall" "$((t_rss / 1024))" "$ratio" "$equal"
 done
 if [ ${#skipped[@]} -gt 0 ]; then
   echo

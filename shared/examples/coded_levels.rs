@@ -50,6 +50,7 @@ fn main() -> anyhow::Result<()> {
     for depth in 1.. {
         let mut next = vec![vec![0u64; words]; shards];
         let frontier = SourceBits::new(current.iter().enumerate().map(|(s, v)| (s as u64, &v[..])).collect());
+        moves.begin_level();
         let level_start = Instant::now();
         let mut found = 0u64;
         let mut evaluations = 0u64;

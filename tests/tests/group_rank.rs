@@ -276,11 +276,12 @@ fn few_twists_rank_by_the_chain_tail() {
         };
         assert!(codec.shard_blocks() > 1, "several blocks, so moves change blocks");
         // The worker's budget counts the source-block tables: a source
-        // block and a label (4 bytes each) per block and move, every shard.
+        // block with its label packed in (4 bytes) per block and move,
+        // every shard.
         let moves = run.job.puzzle.moves.len() as u64;
         let blocks = codec.shards() * codec.shard_blocks();
         let tables = cayley_shared::search::resources::requirements(&run.job).table_bytes;
-        assert_eq!(tables, blocks * moves * 2 * 4);
+        assert_eq!(tables, blocks * moves * 4);
     }
 }
 

@@ -47,6 +47,9 @@ pub struct CodedMoves {
     /// Source block of every (block, move) pair of a shard, per shard, kept
     /// across levels while they fit [`BLOCK_CACHE_BYTES`].
     block_cache: Mutex<blocks::BlockCache>,
+    /// Which blocks of each source shard hold frontier states, for the
+    /// level being computed (cleared by [`CodedMoves::begin_level`]).
+    occupancy: Mutex<blocks::OccupancyCache>,
 }
 
 impl CodedMoves {
@@ -79,6 +82,7 @@ impl CodedMoves {
             forward,
             inverse,
             block_cache: Mutex::new(blocks::BlockCache::default()),
+            occupancy: Mutex::new(blocks::OccupancyCache::default()),
         }
     }
 
@@ -90,6 +94,13 @@ impl CodedMoves {
     /// True when there are no moves.
     pub fn is_empty(&self) -> bool {
         self.forward.is_empty()
+    }
+
+    /// A new level begins: the occupancy of the last level's shards no
+    /// longer applies. Every caller that computes tasks of more than one
+    /// level calls this between them.
+    pub fn begin_level(&self) {
+        self.occupancy.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
     /// The shard holding the predecessors, under each move, of the states of
@@ -182,23 +193,26 @@ fn uses_block_tables(codec: &Codec) -> bool {
     // The group ranking's rank is a chain walk, dearer than the class
     // digits' popcounts, so its blocks pay at any size (master pyramorphix,
     // W = 8: 1.3 s against 3.9 s state by state, BENCHMARKS.md).
-    (codec.low().states() >= MIN_TABLE_LOW_STATES || codec.is_group_ranked()) && codec.shard_blocks() < u32::MAX as u64
+    (codec.low().states() >= MIN_TABLE_LOW_STATES || codec.is_group_ranked())
+        && blocks::fits_packed(codec.shard_blocks(), labels_per_move(codec))
+}
+
+/// The label count packed into each table entry, when labels go per move.
+fn labels_per_move(codec: &Codec) -> Option<u64> {
+    codec.low().labels_per_move().then(|| codec.low().labels() as u64)
 }
 
 /// Memory the source-block tables of a coded job take at most: every
-/// shard's (its source block, and its label when it has one, per block and
-/// move; 4 bytes each) while they fit the cache, then the cache and the
-/// table of the shard being computed. The worker counts them in its budget.
+/// shard's (4 bytes per block and move, its label packed in when it has
+/// one per move, and 4 per block when it has one per block) while they fit
+/// the cache, then the cache and the table of the shard being computed.
+/// The worker counts them in its budget.
 pub fn held_source_table_bytes(codec: &Codec, moves: usize) -> u64 {
     if !uses_block_tables(codec) {
         return 0;
     }
-    let labels = if codec.low().labels_per_move() {
-        moves as u64
-    } else {
-        u64::from(codec.low().labels() > 1)
-    };
-    let per_shard = codec.shard_blocks() * (moves as u64 + labels) * 4;
+    let block_labels = labels_per_move(codec).is_none() && codec.low().labels() > 1;
+    let per_shard = codec.shard_blocks() * (moves as u64 + u64::from(block_labels)) * 4;
     (per_shard * codec.shards()).min(blocks::BLOCK_CACHE_BYTES as u64 + per_shard)
 }
 

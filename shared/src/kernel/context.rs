@@ -130,10 +130,21 @@ impl SearchContext {
     }
 
     /// A new level begins: what the kernel measured on the last one (the
-    /// costs of its two directions) no longer applies.
+    /// costs of its two directions) no longer applies, nor what it derived
+    /// from the last level's shards.
     pub fn begin_level(&self) {
         if let KernelData::Reduced(moves) = &self.kernel {
             moves.costs.reset();
+        }
+        self.sources_changed();
+    }
+
+    /// The source shards' contents changed (a new level, or calibration's
+    /// random sources): the coded kernel's occupancy of source shards,
+    /// kept for the level, no longer applies.
+    pub fn sources_changed(&self) {
+        if let KernelData::Coded(moves) = &self.kernel {
+            moves.begin_level();
         }
     }
 

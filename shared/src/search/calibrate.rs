@@ -135,9 +135,11 @@ impl<'a> KernelProbe<'a> {
                 let before_shard = (shard + shards - 1) % shards;
                 let (sources, bits) = self.random_sources(before_shard, fill, frontier, &masked);
                 let warm = self.inputs(&sources, &bits, &previous, &current);
+                self.ctx.sources_changed();
                 self.ctx.expand(before_shard, &warm, &mut out, &|_| {});
                 let (sources, bits) = self.random_sources(shard, fill, frontier, &masked);
                 let inputs = self.inputs(&sources, &bits, &previous, &current);
+                self.ctx.sources_changed();
                 let before = thread_cpu_seconds();
                 self.ctx.source_shards(shard);
                 let wall = Instant::now();
@@ -229,6 +231,7 @@ fn valid_bits(ctx: &SearchContext, shard: u64) -> Vec<u64> {
         // One shard at a time: the kernel may use the whole pool.
         split: true,
     };
+    ctx.sources_changed();
     ctx.expand(shard, &all, &mut valid, &|_| {});
     valid
 }

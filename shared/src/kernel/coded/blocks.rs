@@ -45,24 +45,49 @@ pub(super) struct BlockCache {
 /// the labels (the low tables' rows, [`crate::space::codec::LowTables`]):
 /// one per block, one per block and move when the low tables say so, or
 /// none when the codec has one label.
+///
+/// A label per block and move is packed with its source block into one
+/// entry, `source · labels + label` (below the shard's state count, so it
+/// fits 32 bits: [`fits_packed`]): on 233 the table went from 172 to 86 MiB,
+/// the same as one level's bits.
 pub(super) struct SourceBlocks {
-    sources: Vec<u32>,
-    labels: Vec<u32>,
-    per_move: bool,
+    entries: Vec<u32>,
+    /// Labels per block (empty when per move or when there is one).
+    block_labels: Vec<u32>,
+    /// The label count when labels are packed per move, else 1.
+    packed: u32,
 }
 
 impl SourceBlocks {
     #[inline]
     fn row(&self, block: usize, moves: usize) -> &[u32] {
-        &self.sources[block * moves..(block + 1) * moves]
+        &self.entries[block * moves..(block + 1) * moves]
     }
 
-    /// The label of move `m` into `block`.
+    /// The source block of a row's entry.
     #[inline]
-    fn label(&self, block: usize, m: usize, moves: usize) -> usize {
-        let at = if self.per_move { block * moves + m } else { block };
-        self.labels.get(at).map_or(0, |&l| l as usize)
+    fn source(&self, entry: u32) -> usize {
+        (entry / self.packed) as usize
     }
+
+    /// The label of a row's entry into `block`.
+    #[inline]
+    fn label(&self, block: usize, entry: u32) -> usize {
+        if self.packed > 1 {
+            (entry % self.packed) as usize
+        } else {
+            self.block_labels.get(block).map_or(0, |&l| l as usize)
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        (self.entries.len() + self.block_labels.len()) * 4
+    }
+}
+
+/// Whether a shard's table entries fit 32 bits, [`NO_SOURCE`] kept free.
+pub(super) fn fits_packed(shard_blocks: u64, labels_per_move: Option<u64>) -> bool {
+    shard_blocks.saturating_mul(labels_per_move.unwrap_or(1)) < NO_SOURCE as u64
 }
 
 /// Marks a move that is illegal for every state of a block.
@@ -147,7 +172,7 @@ impl Pass<'_> {
                 let b = (2 * i + 1) * blocks / (2 * count);
                 let mut scratch = Scratch::new(w, moves);
                 let row = self.table.row(b, moves);
-                let live = scratch.select_sources(&self.occupied, row);
+                let live = scratch.select_sources(&self.occupied, &self.table, row);
                 if !scratch.load_unseen(self.task, b * w) {
                     return (0, 0);
                 }
@@ -175,7 +200,7 @@ impl Pass<'_> {
             let first = *g * self.group_blocks;
             for b in first..(first + self.group_blocks).min(blocks) {
                 let row = self.table.row(b, moves);
-                let live = scratch.select_sources(&self.occupied, row);
+                let live = scratch.select_sources(&self.occupied, &self.table, row);
                 if live && scratch.load_unseen(self.task, b * w) {
                     count += if bottom_up {
                         scratch.bottom_up(self.task, self.sources, &self.table, b)
@@ -205,11 +230,27 @@ impl Pass<'_> {
 /// block, so empty source blocks are skipped without being read.
 struct Occupied {
     /// Bits of each distinct source shard.
-    shards: Vec<Vec<u64>>,
+    shards: Vec<Arc<Vec<u64>>>,
     /// Frontier states of each distinct source shard.
     counts: Vec<u64>,
     /// Index in `shards` of each move's source shard.
     of_move: Vec<usize>,
+}
+
+/// The occupied blocks of the level's source shards worked out so far, by
+/// shard, with the shard's state count as a check. A shard is the source
+/// of about as many tasks as there are moves, and scanning it once per task
+/// was 9% of 233's time (3 s of 34; its sparse levels cost 0.3 s each in
+/// these scans). At most one bit per block of a level, `1/W` of its bits.
+#[derive(Default)]
+pub(super) struct OccupancyCache {
+    shards: HashMap<u64, (u64, Arc<Vec<u64>>)>,
+}
+
+impl OccupancyCache {
+    pub(super) fn clear(&mut self) {
+        self.shards.clear();
+    }
 }
 
 impl Occupied {
@@ -219,24 +260,27 @@ impl Occupied {
         let mut distinct = sources.to_vec();
         distinct.sort_unstable();
         distinct.dedup();
+        let empty = Arc::new(vec![0u64; blocks.div_ceil(64)]);
         let (shards, counts) = distinct
             .iter()
             .map(|&s| {
-                let mut bits = vec![0u64; blocks.div_ceil(64)];
                 // The count comes with the source (a worker has it from the
                 // chunk index): an empty source, most of them on the first
                 // levels, is not read at all, and no source is counted
                 // again once per target shard that reads it.
                 let count = task.sources.count(s);
                 if count == 0 {
-                    return (bits, 0);
+                    return (empty.clone(), 0);
                 }
-                let words = task.frontier_of(s);
-                bits.par_iter_mut().enumerate().for_each(|(i, bits)| {
-                    for b in i * 64..(i * 64 + 64).min(blocks) {
-                        *bits |= (any_in(words, b * w, w) as u64) << (b % 64);
-                    }
-                });
+                let cache = &task.moves.occupancy;
+                let known = cache.lock().unwrap_or_else(|e| e.into_inner()).shards.get(&s).cloned();
+                if let Some((known_count, bits)) = known.filter(|(c, _)| *c == count) {
+                    debug_assert_eq!(*bits, occupied_blocks(task.frontier_of(s), w, blocks));
+                    return (bits, known_count);
+                }
+                let bits = Arc::new(occupied_blocks(task.frontier_of(s), w, blocks));
+                let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+                cache.shards.insert(s, (count, bits.clone()));
                 (bits, count)
             })
             .unzip();
@@ -258,10 +302,21 @@ impl Occupied {
     }
 
     #[inline]
-    fn has(&self, m: usize, block: u32) -> bool {
+    fn has(&self, m: usize, block: usize) -> bool {
         let bits = &self.shards[self.of_move[m]];
-        bits[block as usize / 64] >> (block % 64) & 1 == 1
+        bits[block / 64] >> (block % 64) & 1 == 1
     }
+}
+
+/// One bit per block of `blocks` blocks of `w` states: whether it holds a set bit of `words`.
+fn occupied_blocks(words: &[u64], w: usize, blocks: usize) -> Vec<u64> {
+    let mut bits = vec![0u64; blocks.div_ceil(64)];
+    bits.par_iter_mut().enumerate().for_each(|(i, bits)| {
+        for b in i * 64..(i * 64 + 64).min(blocks) {
+            *bits |= (any_in(words, b * w, w) as u64) << (b % 64);
+        }
+    });
+    bits
 }
 
 /// Per-thread buffers for one block at a time.
@@ -290,10 +345,10 @@ impl Scratch {
 
     /// Marks the moves whose source block holds frontier states; false
     /// when there are none.
-    fn select_sources(&mut self, occupied: &Occupied, row: &[u32]) -> bool {
+    fn select_sources(&mut self, occupied: &Occupied, table: &SourceBlocks, row: &[u32]) -> bool {
         let mut any = false;
-        for (m, (live, &src)) in self.live.iter_mut().zip(row).enumerate() {
-            *live = src != NO_SOURCE && occupied.has(m, src);
+        for (m, (live, &entry)) in self.live.iter_mut().zip(row).enumerate() {
+            *live = entry != NO_SOURCE && occupied.has(m, table.source(entry));
             any |= *live;
         }
         any
@@ -323,9 +378,9 @@ impl Scratch {
         let mut evaluations = 0u64;
         let row = table.row(block, self.moves);
         for m in (0..self.moves).filter(|&m| self.live[m]) {
-            let back = task.codec.low().backward(m, table.label(block, m, self.moves));
+            let back = task.codec.low().backward(m, table.label(block, row[m]));
             let src = task.frontier_of(sources[m]);
-            let base = row[m] as usize * self.w;
+            let base = table.source(row[m]) * self.w;
             let mut left = 0u64;
             for (i, (rem, found)) in self.unseen.iter_mut().zip(self.found.iter_mut()).enumerate() {
                 let mut bits = *rem;
@@ -353,9 +408,9 @@ impl Scratch {
         let mut evaluations = 0u64;
         let row = table.row(block, self.moves);
         for m in (0..self.moves).filter(|&m| self.live[m]) {
-            let fwd = task.codec.low().forward(m, table.label(block, m, self.moves));
+            let fwd = task.codec.low().forward(m, table.label(block, row[m]));
             let src = task.frontier_of(sources[m]);
-            let base = row[m] as usize * self.w;
+            let base = table.source(row[m]) * self.w;
             let (first, last) = (base / 64, (base + self.w - 1) / 64);
             for (i, &word) in src[first..=last].iter().enumerate() {
                 let mut bits = word;
@@ -390,7 +445,7 @@ fn source_blocks(task: &CodedTask, sources: &[u64]) -> Arc<SourceBlocks> {
         return table.clone();
     }
     let table = Arc::new(build_source_blocks(task, sources));
-    let bytes = (table.sources.len() + table.labels.len()) * 4;
+    let bytes = table.bytes();
     let mut cache = cache.lock().expect("cache lock");
     if cache.bytes + bytes <= BLOCK_CACHE_BYTES {
         cache.bytes += bytes;
@@ -402,34 +457,28 @@ fn source_blocks(task: &CodedTask, sources: &[u64]) -> Arc<SourceBlocks> {
 fn build_source_blocks(task: &CodedTask, sources: &[u64]) -> SourceBlocks {
     let codec = task.codec;
     let blocks = codec.shard_blocks();
-    assert!(
-        blocks < NO_SOURCE as u64,
-        "a shard of {} blocks is too large for the table kernel",
-        blocks
-    );
     let moves = task.moves.len();
     // Labels of a block and a move are the low index of the block's first
-    // state moved back (`codec/tail.rs`); a block's own label comes with
-    // the block.
+    // state moved back (`codec/tail.rs`), packed with the source block; a
+    // block's own label comes with the block.
     let per_move = codec.low().labels_per_move();
-    let label_width = if per_move {
-        moves
-    } else if codec.low().labels() > 1 {
-        1
-    } else {
-        0
-    };
-    let mut table = vec![NO_SOURCE; blocks as usize * moves];
-    let mut labels = vec![0u32; blocks as usize * label_width];
+    let packed = if per_move { codec.low().labels() as u32 } else { 1 };
+    assert!(
+        fits_packed(blocks, per_move.then_some(u64::from(packed))),
+        "a shard of {blocks} blocks is too large for the table kernel"
+    );
+    let block_labels = !per_move && codec.low().labels() > 1;
+    let mut entries = vec![NO_SOURCE; blocks as usize * moves];
+    let mut labels = vec![0u32; if block_labels { blocks as usize } else { 0 }];
     const CHUNK_BLOCKS: usize = 256;
     let mut label_chunks: Vec<&mut [u32]> = if labels.is_empty() {
-        (0..table.len().div_ceil(moves * CHUNK_BLOCKS))
+        (0..entries.len().div_ceil(moves * CHUNK_BLOCKS))
             .map(|_| &mut [][..])
             .collect()
     } else {
-        labels.chunks_mut(label_width * CHUNK_BLOCKS).collect()
+        labels.chunks_mut(CHUNK_BLOCKS).collect()
     };
-    table
+    entries
         .par_chunks_mut(moves * CHUNK_BLOCKS)
         .zip(label_chunks.par_iter_mut())
         .enumerate()
@@ -442,14 +491,14 @@ fn build_source_blocks(task: &CodedTask, sources: &[u64]) -> SourceBlocks {
                     let inverses = task.moves.inverse.iter().map(|inv| (&inv.to[..], &inv.twist[..]));
                     let done = codec.sources_and_labels(block, inverses, |m, src, label| {
                         debug_assert_eq!(src / blocks, sources[m]);
-                        row[m] = (src - sources[m] * blocks) as u32;
-                        chunk_labels[i * moves + m] = label as u32;
+                        debug_assert!((label as u32) < packed);
+                        row[m] = (src - sources[m] * blocks) as u32 * packed + label as u32;
                     });
                     assert!(done, "labels per move come with their sources");
                     continue;
                 }
                 let label = codec.unrank_block_label(block, &mut y.cells, &mut y.twists);
-                if label_width == 1 {
+                if block_labels {
                     chunk_labels[i] = label as u32;
                 }
                 for ((entry, inv), &shard) in row.iter_mut().zip(&task.moves.inverse).zip(sources) {
@@ -464,9 +513,9 @@ fn build_source_blocks(task: &CodedTask, sources: &[u64]) -> SourceBlocks {
             }
         });
     SourceBlocks {
-        sources: table,
-        labels,
-        per_move,
+        entries,
+        block_labels: labels,
+        packed,
     }
 }
 
