@@ -277,11 +277,12 @@ fn few_twists_rank_by_the_chain_tail() {
         assert!(codec.shard_blocks() > 1, "several blocks, so moves change blocks");
         // The worker's budget counts the source-block tables: a source
         // block with its label packed in (4 bytes) per block and move,
-        // every shard.
+        // every shard; and a bit per block for the occupied source blocks.
         let moves = run.job.puzzle.moves.len() as u64;
         let blocks = codec.shards() * codec.shard_blocks();
+        let occupancy = codec.shards() * codec.shard_blocks().div_ceil(64) * 8;
         let tables = cayley_shared::search::resources::requirements(&run.job).table_bytes;
-        assert_eq!(tables, blocks * moves * 4);
+        assert_eq!(tables, blocks * moves * 4 + occupancy);
     }
 }
 

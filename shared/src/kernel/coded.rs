@@ -205,15 +205,17 @@ fn labels_per_move(codec: &Codec) -> Option<u64> {
 /// Memory the source-block tables of a coded job take at most: every
 /// shard's (4 bytes per block and move, its label packed in when it has
 /// one per move, and 4 per block when it has one per block) while they fit
-/// the cache, then the cache and the table of the shard being computed.
-/// The worker counts them in its budget.
+/// the cache, then the cache and the table of the shard being computed;
+/// and the level's occupied source blocks (one bit per block, kept for the
+/// level: `1/W` of a level's bits). The worker counts them in its budget.
 pub fn held_source_table_bytes(codec: &Codec, moves: usize) -> u64 {
     if !uses_block_tables(codec) {
         return 0;
     }
     let block_labels = labels_per_move(codec).is_none() && codec.low().labels() > 1;
     let per_shard = codec.shard_blocks() * (moves as u64 + u64::from(block_labels)) * 4;
-    (per_shard * codec.shards()).min(blocks::BLOCK_CACHE_BYTES as u64 + per_shard)
+    let occupancy = codec.shards() * codec.shard_blocks().div_ceil(64) * 8;
+    (per_shard * codec.shards()).min(blocks::BLOCK_CACHE_BYTES as u64 + per_shard) + occupancy
 }
 
 /// Computes `F_{d+1}(B)` into `out` (fully overwritten); `on_unit` gets the
