@@ -49,7 +49,9 @@ fn scratch_of(args: &RunArgs, job: &Job) -> PathBuf {
 pub fn run(args: RunArgs) -> anyhow::Result<Finished> {
     let job = plan_job(&args.puzzle)?;
     args.keep_levels.check_for(&job)?;
-    cayley_shared::search::resources::check_budget(&job, crate::local::local_budget(&args.local))?;
+    // A new job: the refusal may name a finer shard plan that fits.
+    let budget = crate::local::local_budget(&args.local);
+    cayley_shared::search::resources::check_budget(&job, budget, cayley_shared::search::resources::ShardPlan::Open)?;
     let out_path = args
         .local
         .out

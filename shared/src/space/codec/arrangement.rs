@@ -9,20 +9,27 @@
 //! the state is: one table row per move, like the twists of an orbit that
 //! keeps its orientation. So the class digits of the largest orbit whose
 //! arrangements fit (at least [`MIN_ARRANGEMENTS`], at most
-//! [`MAX_LOW_STATES`]) go last and are the low part, when another orbit is
+//! [`MAX_ARRANGEMENTS`]) go last and are the low part, when another orbit is
 //! left for the blocks and shards. Slots that a guard reads stay in the
 //! block, which must tell the guard's truth.
 
-use super::twists::{LowTables, MAX_LOW_STATES};
+use super::twists::LowTables;
 use super::{ClassDigit, Codec, MAX_CODED_SLOTS};
 
 /// Fewer arrangements than this are not worth a low part: the table
 /// kernel's per-block work is then close to its per-state work.
 const MIN_ARRANGEMENTS: u64 = 64;
 
+/// Most arrangements a low part takes: low indices are 16 bits. With one
+/// row per move and no labels the tables are `W · moves · 4` bytes both
+/// ways (turnstile's edges, 55,440 arrangements under 10 moves: 2.2 MB),
+/// so the twists' smaller limit, which also pays for labels, does not apply.
+/// Below it turnstile had no low part and ran state by state.
+const MAX_ARRANGEMENTS: u64 = 1 << 16;
+
 /// Class digits with the low orbit's last, and the index of its first
 /// (`digits.len()` when no orbit qualifies: none without guards' slots
-/// with between [`MIN_ARRANGEMENTS`] and [`MAX_LOW_STATES`] arrangements).
+/// with between [`MIN_ARRANGEMENTS`] and [`MAX_ARRANGEMENTS`] arrangements).
 pub(super) fn order_for_low_orbit(digits: Vec<ClassDigit>, guarded_slots: u64) -> (Vec<ClassDigit>, usize) {
     let mut orbits: Vec<u64> = digits.iter().map(|d| d.orbit).collect();
     orbits.sort_unstable();
@@ -43,7 +50,7 @@ pub(super) fn order_for_low_orbit(digits: Vec<ClassDigit>, guarded_slots: u64) -
         .into_iter()
         .filter(|&o| o & guarded_slots == 0)
         .map(|o| (arrangements(o), o))
-        .filter(|&(a, _)| (MIN_ARRANGEMENTS..=MAX_LOW_STATES).contains(&a))
+        .filter(|&(a, _)| (MIN_ARRANGEMENTS..=MAX_ARRANGEMENTS).contains(&a))
         .max();
     let Some((_, low)) = best else {
         let len = digits.len();
