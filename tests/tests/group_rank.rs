@@ -52,6 +52,16 @@ const ARRANGEMENT_LIKE: &str = "Name Arrangement\nSet C 6 1\nSet E 7 1\n\
     Move R\nC\n2 3 4 5 6 1\n0 0 0 0 0 0\nE\n2 3 4 5 6 7 1\n0 0 0 0 0 0 0\nEnd\n\
     Move L\nC\n1 3 4 5 6 2\n0 0 0 0 0 0\nE\n1 2 4 5 6 7 3\n0 0 0 0 0 0 0\nEnd\n";
 
+/// An orbit of more arrangements than a twist low part may take (E:
+/// 8!/(2!·2!) = 10,080 > 8,192), as turnstile's edges, and a tail too large
+/// for the group ranking: C has no distinct piece and moves alone (S6).
+const LARGE_ARRANGEMENT_LIKE: &str = "Name LargeArrangement\nSet C 6 1\nSet E 8 1\n\
+    Solved\nC\n1 1 1 2 2 2\n0 0 0 0 0 0\nE\n1 1 2 2 3 4 5 6\n0 0 0 0 0 0 0 0\nEnd\n\
+    Move A\nC\n2 3 4 5 6 1\n0 0 0 0 0 0\nE\n1 2 3 4 5 6 7 8\n0 0 0 0 0 0 0 0\nEnd\n\
+    Move B\nC\n2 1 3 4 5 6\n0 0 0 0 0 0\nE\n1 2 3 4 5 6 7 8\n0 0 0 0 0 0 0 0\nEnd\n\
+    Move R\nC\n1 2 3 4 5 6\n0 0 0 0 0 0\nE\n2 3 4 5 6 7 8 1\n0 0 0 0 0 0 0 0\nEnd\n\
+    Move L\nC\n1 2 3 4 5 6\n0 0 0 0 0 0\nE\n1 3 4 5 6 7 8 2\n0 0 0 0 0 0 0 0\nEnd\n";
+
 /// One set's part of a move: (perm, ori), as in the file (1-based perm).
 type SetMove = (Vec<usize>, Vec<u8>);
 
@@ -347,4 +357,25 @@ fn an_orbits_arrangement_is_the_low_part_without_twists() {
         assert_words_solve(&run);
         assert_bijection(&run);
     }
+}
+
+#[test]
+fn an_arrangement_low_part_may_exceed_the_twists_limit() {
+    let dir = test_dir();
+    let path = dir.path().join("def.tws");
+    std::fs::write(&path, LARGE_ARRANGEMENT_LIKE).unwrap();
+    let (sets, moves, solved) = sets_and_moves(LARGE_ARRANGEMENT_LIKE);
+    let reference = reference_tws_bfs(&sets, &moves, solved);
+    let run = run_complete(&format!("tws:{}", path.display()));
+    let Space::Coded(codec) = &run.job.space else {
+        panic!("identical pieces are coded")
+    };
+    // C(6,3) = 20 blocks of 10,080 states: E's arrangements.
+    assert_eq!(
+        (codec.shards() * codec.shard_blocks(), codec.low().states()),
+        (20, 10_080)
+    );
+    assert_eq!(run.result.depths, reference);
+    assert_words_solve(&run);
+    assert_bijection(&run);
 }
