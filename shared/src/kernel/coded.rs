@@ -14,6 +14,7 @@
 
 mod bitrange;
 mod blocks;
+mod occupied;
 mod states;
 mod units;
 
@@ -49,7 +50,7 @@ pub struct CodedMoves {
     block_cache: Mutex<blocks::BlockCache>,
     /// Which blocks of each source shard hold frontier states, for the
     /// level being computed (cleared by [`CodedMoves::begin_level`]).
-    occupancy: Mutex<blocks::OccupancyCache>,
+    occupancy: Mutex<occupied::OccupancyCache>,
 }
 
 impl CodedMoves {
@@ -82,7 +83,7 @@ impl CodedMoves {
             forward,
             inverse,
             block_cache: Mutex::new(blocks::BlockCache::default()),
-            occupancy: Mutex::new(blocks::OccupancyCache::default()),
+            occupancy: Mutex::new(occupied::OccupancyCache::default()),
         }
     }
 
