@@ -9,7 +9,9 @@ use cayley_shared::puzzle::symmetry::find_symmetries;
 use cayley_shared::puzzle::{
     job_spec_with, parse_puzzle, parse_puzzle_with_file, spec_file_text, split_options, split_track, Puzzle, SpecError,
 };
+use cayley_shared::search::resources::requirements;
 use cayley_shared::space::Space;
+use cayley_shared::units::human_bytes;
 
 /// The puzzle of the arguments. `--shard-pieces` asks for the plain layout,
 /// so a puzzle whose symmetries would only be found (none declared or built
@@ -37,6 +39,44 @@ pub fn plan_job(args: &PuzzleArgs) -> anyhow::Result<Job> {
     let job = Job::new(puzzle, args.shard_pieces)?.with_chunk_shards(args.chunk_shards);
     refuse_shard_pieces_when_reduced(&job, args)?;
     Ok(job)
+}
+
+/// Finer shard plans tried for [`finer_plan_fitting`]: each more shard
+/// piece (or class) makes shards about `n − k` times smaller.
+const FINER_PLANS_TRIED: usize = 3;
+
+/// When `job` (planned from `args`) does not fit `budget`: the first of the
+/// next [`FINER_PLANS_TRIED`] `--shard-pieces` values whose plan, made as
+/// the command line makes it, fits, as the end of the refusal (", or
+/// --shard-pieces K (…)"). A task holds its sources, so smaller shards
+/// shrink its floor toward the tables: twsearch's `ufo` needs 148.5 MiB
+/// with 12 shards and 68.1 MiB with 1,320. None for a space reduced by
+/// symmetry (sharded by key classes) and for plans that rank more states
+/// (`--shard-pieces` asks for the block layout or class digits, which can
+/// rank far more than a group's ranking: `233` goes from 8!·8! to 16!).
+pub fn finer_plan_fitting(args: &PuzzleArgs, job: &Job, budget: u64) -> Option<String> {
+    if matches!(job.space, Space::Reduced(_)) {
+        return None;
+    }
+    let pieces = job.space.shard_pieces();
+    (pieces + 1..=pieces + FINER_PLANS_TRIED).find_map(|k| {
+        let mut finer_args = args.clone();
+        finer_args.shard_pieces = Some(k);
+        let finer = plan_job(&finer_args).ok()?;
+        if matches!(finer.space, Space::Reduced(_)) || finer.space.states() > job.space.states() {
+            return None;
+        }
+        let req = requirements(&finer);
+        (req.min_worker_bytes <= budget).then(|| {
+            format!(
+                ", or --shard-pieces {} ({} shards of {}, at least {} in all)",
+                k,
+                req.shards,
+                human_bytes(req.shard_bytes as u128),
+                human_bytes(req.min_worker_bytes as u128)
+            )
+        })
+    })
 }
 
 /// Shards of a space reduced by symmetry are classes of keys, not pieces.

@@ -12,7 +12,7 @@ use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::WriteOptions;
 use cayley_shared::job::Job;
 use cayley_shared::search::antipodes::Antipode;
-use cayley_shared::search::resources::{check_budget, default_budget, ShardPlan};
+use cayley_shared::search::resources::{check_budget, default_budget};
 use cayley_shared::units::human_bytes;
 use cayley_worker::{run_worker, WorkerConfig};
 use std::path::{Path, PathBuf};
@@ -114,7 +114,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
     } = task;
     let workers = local.workers as usize;
     let per_worker = local_budget(&local);
-    check_budget(&job, per_worker, ShardPlan::Fixed)?;
+    check_budget(&job, per_worker)?;
     let state = JobState::open(
         job.clone(),
         checkpoint.clone(),

@@ -17,7 +17,6 @@ use cayley_shared::files::WriteOptions;
 use cayley_shared::job::Job;
 use cayley_shared::kernel::context::SearchContext;
 use cayley_shared::kernel::task::TaskStats;
-use cayley_shared::search::resources::ShardPlan;
 use readers::Readers;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -137,7 +136,7 @@ impl TaskRunner {
         threads: usize,
         write: WriteOptions,
     ) -> anyhow::Result<TaskRunner> {
-        cayley_shared::search::resources::check_budget(&job, memory_budget, ShardPlan::Fixed)?;
+        cayley_shared::search::resources::check_budget(&job, memory_budget)?;
         let pool = Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).build()?);
         let fingerprint = job.fingerprint();
         let words = job.space.shard_words();

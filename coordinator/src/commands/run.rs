@@ -49,9 +49,12 @@ fn scratch_of(args: &RunArgs, job: &Job) -> PathBuf {
 pub fn run(args: RunArgs) -> anyhow::Result<Finished> {
     let job = plan_job(&args.puzzle)?;
     args.keep_levels.check_for(&job)?;
-    // A new job: the refusal may name a finer shard plan that fits.
     let budget = crate::local::local_budget(&args.local);
-    cayley_shared::search::resources::check_budget(&job, budget, cayley_shared::search::resources::ShardPlan::Open)?;
+    if let Err(too_small) = cayley_shared::search::resources::check_budget(&job, budget) {
+        // A new job: name the finer shard plan that fits, if there is one.
+        let finer = crate::job::finer_plan_fitting(&args.puzzle, &job, budget);
+        return Err(anyhow::anyhow!("{}{}", too_small, finer.unwrap_or_default()));
+    }
     let out_path = args
         .local
         .out

@@ -207,38 +207,12 @@ pub fn default_budget(workers: usize) -> u64 {
     (available as f64 * DEFAULT_MEMORY_SHARE) as u64 / workers.max(1) as u64
 }
 
-/// Whether the user can still choose the job's shard plan (a new run), or
-/// it is fixed (a resume, a worker joining a job).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShardPlan {
-    /// A new job: a refusal may name `--shard-pieces` that would fit.
-    Open,
-    /// The job's plan is set (recorded in its manifest or given by the
-    /// coordinator): only a larger budget helps.
-    Fixed,
-}
-
-/// Refuses a budget below what one task needs, naming the finer shard
-/// plan that would fit it when the plan is still open and there is one.
-pub fn check_budget(job: &Job, budget: u64, plan: ShardPlan) -> anyhow::Result<()> {
+/// Refuses a budget below what one task needs.
+pub fn check_budget(job: &Job, budget: u64) -> anyhow::Result<()> {
     let req = requirements(job);
     if budget < req.min_worker_bytes {
-        let fitting = match plan {
-            ShardPlan::Open => finer_plan_fitting(job, budget),
-            ShardPlan::Fixed => None,
-        };
-        let finer = match fitting {
-            Some((pieces, finer)) => format!(
-                ", or --shard-pieces {} ({} shards of {}, at least {} in all)",
-                pieces,
-                finer.shards,
-                human_bytes(finer.shard_bytes as u128),
-                human_bytes(finer.min_worker_bytes as u128)
-            ),
-            None => String::new(),
-        };
         anyhow::bail!(
-            "a memory budget of {} is too small for '{}': one task holds up to {} shards of {} plus {} of tables, at least {} in all; give --memory {} or more{}",
+            "a memory budget of {} is too small for '{}': one task holds up to {} shards of {} plus {} of tables, at least {} in all; give --memory {} or more",
             human_bytes(budget as u128),
             job.puzzle.spec,
             req.min_worker_bytes.saturating_sub(req.table_bytes) / req.shard_bytes.max(1),
@@ -246,35 +220,9 @@ pub fn check_budget(job: &Job, budget: u64, plan: ShardPlan) -> anyhow::Result<(
             human_bytes(req.table_bytes as u128),
             human_bytes(req.min_worker_bytes as u128),
             human_bytes(req.min_worker_bytes as u128),
-            finer,
         );
     }
     Ok(())
-}
-
-/// Finer shard plans tried for [`check_budget`]'s suggestion: each more
-/// shard piece (or class) makes shards about `n − k` times smaller.
-const FINER_PLANS_TRIED: usize = 3;
-
-/// The first of the next [`FINER_PLANS_TRIED`] shard plans whose task
-/// fits `budget`, with its requirements. A task holds its sources, so
-/// smaller shards shrink its floor toward the tables: twsearch's `ufo`
-/// needs 148.5 MiB with 12 shards and 68.1 MiB with 1,320. None for a
-/// space reduced by symmetry (sharded by key classes) or a plan the user
-/// fixed already finer than any that fits.
-fn finer_plan_fitting(job: &Job, budget: u64) -> Option<(usize, Requirements)> {
-    if matches!(job.space, Space::Reduced(_)) {
-        return None;
-    }
-    let pieces = job.space.shard_pieces();
-    (pieces + 1..=pieces + FINER_PLANS_TRIED).find_map(|k| {
-        let finer = Job::new(job.puzzle.clone(), Some(k)).ok()?;
-        if matches!(finer.space, Space::Reduced(_)) || finer.space.shard_pieces() != k {
-            return None;
-        }
-        let req = requirements(&finer);
-        (req.min_worker_bytes <= budget).then_some((k, req))
-    })
 }
 
 /// Refuses, before anything is computed, a checkpoint directory whose
