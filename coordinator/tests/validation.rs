@@ -226,3 +226,22 @@ fn a_budget_too_small_names_a_finer_shard_plan_that_runs_within_it() {
     assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
     assert_eq!(depths(&out), cayley_tests::published::published_loopover_mtm("2x4"));
 }
+
+#[test]
+fn no_finer_shard_plan_is_named_when_it_would_rank_more_states() {
+    // M11 (order 7,920) on 11 points is ranked by its group; with
+    // --shard-pieces the command line plans the block layout of all 11!
+    // arrangements, so a refusal must not offer that as the way out.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m11.perm");
+    std::fs::write(&file, "a: (1,2,3,4,5,6,7,8,9,10,11)\nb: (3,7,11,8)(4,10,5,6)\n").unwrap();
+    let spec = format!("perm:{}", file.display());
+    let refused = cayley_in(dir.path(), &["run", &spec, "--memory", "1K"], &[]);
+    let message = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert!(
+        !refused.status.success() && message.contains("is too small"),
+        "{}",
+        message
+    );
+    assert!(!message.contains("--shard-pieces"), "{}", message);
+}
