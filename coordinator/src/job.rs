@@ -46,7 +46,7 @@ pub fn plan_job(args: &PuzzleArgs) -> anyhow::Result<Job> {
 const FINER_PLANS_TRIED: usize = 3;
 
 /// When `job` (planned from `args`) does not fit `budget`: the first of the
-/// next [`FINER_PLANS_TRIED`] `--shard-pieces` values whose plan, made as
+/// next few (`FINER_PLANS_TRIED`) `--shard-pieces` values whose plan, made as
 /// the command line makes it, fits, as the end of the refusal (", or
 /// --shard-pieces K (…)"). A task holds its sources, so smaller shards
 /// shrink its floor toward the tables: twsearch's `ufo` needs 148.5 MiB
