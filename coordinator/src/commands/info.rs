@@ -6,6 +6,7 @@ use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::group::{order_of_points, puzzle_group_order};
 use cayley_shared::puzzle::symmetry::find_symmetries;
+use cayley_shared::puzzle::symmetry::oriented::find_oriented_symmetries;
 use cayley_shared::puzzle::{split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError};
 use cayley_shared::search::resources::{default_budget, requirements, FreeSpace};
 use cayley_shared::space::Space;
@@ -118,6 +119,10 @@ fn print_found_symmetries(p: &Puzzle) {
         println!("symmetries   off (--no-symmetry, which --shard-pieces implies for found ones): none used, none searched for");
         return;
     }
+    if p.coding.as_ref().is_some_and(|c| c.has_orientation()) {
+        print_oriented_symmetries(p);
+        return;
+    }
     let found = match find_symmetries(p) {
         Ok(found) => found,
         // Coded and guarded puzzles: their families declare what they have.
@@ -145,6 +150,20 @@ fn print_found_symmetries(p: &Puzzle) {
     for (i, (level, g)) in found.generators.iter().enumerate() {
         let name = format!("found{}", i + 1);
         println!("  {:<10} level {:<3} {}", name, level, g.cycles_from(p.first_point()));
+    }
+}
+
+/// The symmetries of a puzzle with oriented pieces (found by search), or
+/// why there are none to show. Shown, not used: a reduced space stores
+/// distinct pieces without orientation only.
+fn print_oriented_symmetries(p: &Puzzle) {
+    match find_oriented_symmetries(p) {
+        Ok(found) if found.order() > 1 => println!(
+            "symmetries   found: a group of order {} (maps of slots and twists conjugating the moves onto themselves); not used: symmetry reduction covers pieces without orientation only",
+            found.order()
+        ),
+        Ok(_) => println!("symmetries   none (no map of slots and twists conjugates the moves onto themselves)"),
+        Err(why) => println!("symmetries   not searched: {}", why),
     }
 }
 

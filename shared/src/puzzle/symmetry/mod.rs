@@ -11,6 +11,7 @@
 //! state by construction, and a move `m` (with guard "piece `q` in slot
 //! `s`") becomes `σmσ⁻¹` with guard "piece `π(q)` in slot `σ(s)`".
 
+pub mod oriented;
 mod refine;
 pub mod search;
 

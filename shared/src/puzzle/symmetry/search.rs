@@ -97,19 +97,25 @@ pub fn find_symmetries(puzzle: &Puzzle) -> Result<FoundGroup, String> {
     if puzzle.moves.iter().any(|m| m.guard.is_some()) {
         return Err("symmetries are not searched for guarded moves".into());
     }
-    let n = puzzle.slots;
     let perms: Vec<Vec<u16>> = puzzle
         .moves
         .iter()
         .map(|m| m.perm.images().iter().map(|&x| x as u16).collect())
         .collect();
-    let moves = Moves::new(n, &perms)?;
-    let mut search = Search { moves: &moves, work: 0 };
-    let group = search.run()?;
+    let group = search_group(puzzle.slots, &perms)?;
     for (k, (_, g)) in group.generators.iter().enumerate() {
         super::verify(puzzle, &format!("found{}", k + 1), g)?;
     }
     Ok(group)
+}
+
+/// The group `{σ : σ M σ⁻¹ = M}` of permutations of `n` points for the
+/// move set `perms` (images of each point), unchecked: callers verify what
+/// they keep against their own notion of a move.
+pub(crate) fn search_group(n: usize, perms: &[Vec<u16>]) -> Result<FoundGroup, String> {
+    let moves = Moves::new(n, perms)?;
+    let mut search = Search { moves: &moves, work: 0 };
+    search.run()
 }
 
 /// One search's moves and the work done so far.
