@@ -55,7 +55,7 @@ const FINER_PLANS_TRIED: usize = 3;
 /// (`--shard-pieces` asks for the block layout or class digits, which can
 /// rank far more than a group's ranking: `233` goes from 8!·8! to 16!).
 pub fn finer_plan_fitting(args: &PuzzleArgs, job: &Job, budget: u64) -> Option<String> {
-    if matches!(job.space, Space::Reduced(_)) {
+    if matches!(job.space, Space::Reduced(_) | Space::Oriented(_)) {
         return None;
     }
     let pieces = job.space.shard_pieces();

@@ -202,7 +202,7 @@ impl Manifest {
                 shard_pieces: job.space.shard_pieces(),
                 low_pieces: match &job.space {
                     Space::Blocks(l) => l.low_pieces,
-                    Space::Coded(_) | Space::Reduced(_) => 0,
+                    Space::Coded(_) | Space::Reduced(_) | Space::Oriented(_) => 0,
                 },
                 even: matches!(&job.space, Space::Blocks(l) if l.even),
                 shards: job.space.shards(),

@@ -130,6 +130,7 @@ impl RunResult {
                 .map(|a| AntipodeRecord {
                     class_size: match &job.space {
                         cayley_shared::space::Space::Reduced(r) => r.symmetries.orbit(&a.state).len() as u64,
+                        cayley_shared::space::Space::Oriented(o) => o.symmetries.orbit(&a.state).len() as u64,
                         _ => 1,
                     },
                     state: puzzle.slot_contents(&a.state),

@@ -151,15 +151,7 @@ pub fn cube_tws(n: usize, faces: &str) -> String {
 /// the cubie is in the turning layer. With `all_powers`, each face also
 /// gives its half and inverse turns (the half-turn metric).
 pub fn cube_sticker_generators(n: usize, faces: &str, all_powers: bool) -> Vec<Vec<u8>> {
-    assert!(n == 2 || n == 3, "2×2×2 or 3×3×3");
-    let mut cubies = positions(0);
-    if n == 3 {
-        cubies.extend(positions(1));
-    }
-    let stickers: Vec<(Vec3, Vec3)> = cubies
-        .iter()
-        .flat_map(|&v| self::stickers(v).into_iter().map(move |d| (v, d)))
-        .collect();
+    let stickers = sticker_list(n);
     let index = |x: (Vec3, Vec3)| stickers.iter().position(|&y| y == x).expect("stickers map to stickers") as u8;
     let mut gens = Vec::new();
     for face in faces.chars() {
@@ -191,6 +183,57 @@ pub fn cube_sticker_generators(n: usize, faces: &str, all_powers: bool) -> Vec<V
         }
     }
     gens
+}
+
+/// Every sticker of the `n`×`n`×`n` cube (`n` = 2 or 3) as (cubie
+/// position, outward direction), corners first: the points of
+/// [`cube_sticker_generators`] and [`cube_sticker_symmetries`].
+fn sticker_list(n: usize) -> Vec<(Vec3, Vec3)> {
+    assert!(n == 2 || n == 3, "2×2×2 or 3×3×3");
+    let mut cubies = positions(0);
+    if n == 3 {
+        cubies.extend(positions(1));
+    }
+    cubies
+        .iter()
+        .flat_map(|&v| self::stickers(v).into_iter().map(move |d| (v, d)))
+        .collect()
+}
+
+/// The rigid motions of the cube (rotations and mirror images: the 48
+/// signed permutation matrices) that map the set of `faces` onto itself,
+/// as permutations of the stickers of [`cube_sticker_generators`]: sticker
+/// `(v, d)` goes to `(M v, M d)`.
+pub fn cube_sticker_symmetries(n: usize, faces: &str) -> Vec<Vec<u8>> {
+    let stickers = sticker_list(n);
+    let normal = |face: char| {
+        let &(_, axis, side) = FACES.iter().find(|f| f.0 == face).expect("a face letter");
+        let mut v = [0; 3];
+        v[axis] = side;
+        v
+    };
+    let normals: Vec<Vec3> = faces.chars().map(normal).collect();
+    let mut out = Vec::new();
+    for axes in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+        for signs in 0..8 {
+            let mut m: Motion = [[0; 3]; 3];
+            for (row, &axis) in axes.iter().enumerate() {
+                m[row][axis] = if signs >> row & 1 == 1 { -1 } else { 1 };
+            }
+            if !normals.iter().all(|&v| normals.contains(&apply_motion(&m, v))) {
+                continue;
+            }
+            let image = stickers
+                .iter()
+                .map(|&(v, d)| {
+                    let to = (apply_motion(&m, v), apply_motion(&m, d));
+                    stickers.iter().position(|&x| x == to).expect("motions keep stickers") as u8
+                })
+                .collect();
+            out.push(image);
+        }
+    }
+    out
 }
 
 /// Corner twists under the `.tws` move data of [`cube_tws`] (positions and

@@ -154,12 +154,12 @@ fn print_found_symmetries(p: &Puzzle) {
 }
 
 /// The symmetries of a puzzle with oriented pieces (found by search), or
-/// why there are none to show. Shown, not used: a reduced space stores
-/// distinct pieces without orientation only.
+/// why there are none to show; the `symmetry` line of the plan says
+/// whether the job is reduced by them.
 fn print_oriented_symmetries(p: &Puzzle) {
     match find_oriented_symmetries(p) {
         Ok(found) if found.order() > 1 => println!(
-            "symmetries   found: a group of order {} (maps of slots and twists conjugating the moves onto themselves); not used: symmetry reduction covers pieces without orientation only",
+            "symmetries   found: a group of order {} (maps of slots and twists conjugating the moves onto themselves; used when reduction pays)",
             found.order()
         ),
         Ok(_) => println!("symmetries   none (no map of slots and twists conjugates the moves onto themselves)"),
@@ -225,6 +225,26 @@ fn print_plan(job: &Job) {
                 r.keys().total(),
                 human_bytes(job.space.shard_bytes() as u128),
                 r.shard_capacity()
+            );
+        }
+        Space::Oriented(o) => {
+            println!(
+                "symmetry     reduced by a group of {} symmetries of slots and twists (found)",
+                o.order()
+            );
+            let ideal = job.reachable_states.unwrap_or(job.group_order) as f64 / o.order() as f64;
+            println!(
+                "states       {} stored per level for {} ({:.3}x of states / symmetries: {} classes of arrangements, {} twist vectors each)",
+                o.states(),
+                job.reachable_text(),
+                o.states() as f64 / ideal,
+                o.classes(),
+                o.block_states()
+            );
+            println!(
+                "shard plan   {} shards (classes of arrangements of one stabiliser order) of {}",
+                o.shards(),
+                human_bytes(job.space.shard_bytes() as u128)
             );
         }
         Space::Coded(c) => {

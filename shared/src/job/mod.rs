@@ -11,7 +11,8 @@ use crate::puzzle::group::{puzzle_group_order, tuple_orbit_size};
 use crate::puzzle::Puzzle;
 use crate::space::codec::{Codec, CodecInput};
 use crate::space::layout::{Layout, LayoutError, DEFAULT_LOW_PIECES, TARGET_SHARD_BYTES};
-use crate::space::reduced::ReducedSpace;
+use crate::space::oriented::OrientedSpace;
+use crate::space::reduced::{ReducedSpace, FOUND_FAST_ANYWAY, FOUND_MIN_REDUCTION};
 use crate::space::Space;
 use crate::units::human_bytes;
 
@@ -72,7 +73,14 @@ impl Job {
         let space = match (&puzzle.coding, reduced) {
             (None, Some(r)) => Space::Reduced(Box::new(r)),
             (None, None) => Space::Blocks(plan_blocks(&puzzle, shard_pieces)?),
-            (Some(_), _) => Space::Coded(plan_codec(&puzzle, shard_pieces, group_order)?),
+            (Some(_), _) => match plan_oriented(&puzzle, shard_pieces, group_order) {
+                Ok(Some(space)) => Space::Oriented(Box::new(space)),
+                Ok(None) => Space::Coded(plan_codec(&puzzle, shard_pieces, group_order)?),
+                Err(why) => {
+                    symmetry_note = Some(why);
+                    Space::Coded(plan_codec(&puzzle, shard_pieces, group_order)?)
+                }
+            },
         };
         // A group ranking numbers exactly the positions (with identical
         // pieces, `|G| / |L|` blocks of the `|L| / |S|` states of the
@@ -134,6 +142,16 @@ impl Job {
                 r.blocks(),
                 r.symmetries.order(),
                 r.shards()
+            ),
+            Space::Oriented(o) => format!(
+                "cayley-job|{}|{}|oriented|{:?}|{}|{}|{}|{}|",
+                self.puzzle.spec,
+                self.puzzle.metric,
+                self.puzzle.solved,
+                o.order(),
+                o.classes(),
+                o.block_states(),
+                o.shards()
             ),
         };
         text.push_str(&format!("chunk={}|", self.chunking.per_chunk));
@@ -202,6 +220,44 @@ fn ranked_by_group(
     let reduction_wins = reduced.is_some_and(|r| !puzzle.symmetries.is_empty() || r.states() <= group_order);
     let asked_blocks = shard_pieces.is_some() && plan_blocks(puzzle, shard_pieces).is_ok();
     loose && !reduction_wins && !asked_blocks
+}
+
+/// The space of a coded puzzle of distinct oriented pieces reduced by its
+/// symmetries (found by search): `Ok(None)` when it has none, or when
+/// `--shard-pieces` asks for the piece layout (a recorded 0 does not: a
+/// reduced job records no shard pieces); why not, when it has some that
+/// cannot be used or do not pay, as for found slot symmetries: a 4-fold
+/// saving, or any on a space too small for the time to matter.
+fn plan_oriented(
+    puzzle: &Puzzle,
+    shard_pieces: Option<usize>,
+    group_order: u128,
+) -> Result<Option<OrientedSpace>, String> {
+    if shard_pieces.is_some_and(|k| k > 0) || puzzle.reduction_off() {
+        return Ok(None);
+    }
+    let Ok(symmetries) = crate::puzzle::symmetry::oriented::find_oriented_symmetries(puzzle) else {
+        return Ok(None);
+    };
+    if symmetries.order() == 1 {
+        return Ok(None);
+    }
+    let order = symmetries.order();
+    let space = OrientedSpace::plan(puzzle, symmetries, group_order)
+        .map_err(|why| format!("{} symmetries of slots and twists, but {}", order, why))?;
+    let stored = space.states();
+    let pays = if group_order < FOUND_FAST_ANYWAY {
+        stored < group_order
+    } else {
+        stored * FOUND_MIN_REDUCTION <= group_order
+    };
+    if !pays {
+        return Err(format!(
+            "{} symmetries of slots and twists would store {} bits for {} states, and below a {}-fold reduction the unreduced ranking is faster",
+            order, stored, group_order, FOUND_MIN_REDUCTION
+        ));
+    }
+    Ok(Some(space))
 }
 
 /// The block layout of a puzzle of distinct pieces.

@@ -7,6 +7,7 @@ use crate::job::{Job, TRANSITION_CACHE_BYTES};
 use crate::kernel::blocks::{expand_shard, Frontier, TaskInputs};
 use crate::kernel::coded::{expand_coded, held_source_table_bytes, CodedMoves, CodedTask};
 use crate::kernel::lowtable::LowTable;
+use crate::kernel::oriented::{expand_oriented, OrientedMoves};
 use crate::kernel::reduced::{expand_reduced, ReducedMoves};
 use crate::kernel::task::{ShardInputs, TaskStats};
 use crate::kernel::transition::{PreparedMoves, ShardTransitions, Transition};
@@ -36,6 +37,7 @@ enum KernelData {
     },
     Coded(CodedMoves),
     Reduced(ReducedMoves),
+    Oriented(OrientedMoves),
 }
 
 impl SearchContext {
@@ -51,6 +53,7 @@ impl SearchContext {
             },
             Space::Coded(_) => KernelData::Coded(CodedMoves::new(&job.puzzle)),
             Space::Reduced(space) => KernelData::Reduced(ReducedMoves::new(&job.puzzle, space)),
+            Space::Oriented(_) => KernelData::Oriented(OrientedMoves::new(&job.puzzle)),
         };
         SearchContext { job, kernel }
     }
@@ -67,6 +70,10 @@ impl SearchContext {
             // The fiber-map tables are shared and bounded, not per shard.
             KernelData::Reduced(_) => match &self.job.space {
                 Space::Reduced(space) => space.table_bytes(self.job.puzzle.moves.len()),
+                _ => unreachable!("the kernel data matches the space"),
+            },
+            KernelData::Oriented(_) => match &self.job.space {
+                Space::Oriented(space) => space.table_bytes(),
                 _ => unreachable!("the kernel data matches the space"),
             },
         }
@@ -111,6 +118,7 @@ impl SearchContext {
             }
             (Space::Coded(codec), KernelData::Coded(moves)) => sources.extend(moves.source_shards(codec, shard)),
             (Space::Reduced(space), KernelData::Reduced(moves)) => sources.extend(moves.source_shards(space, shard)),
+            (Space::Oriented(space), KernelData::Oriented(moves)) => sources.extend(moves.source_shards(space, shard)),
             _ => unreachable!("the kernel data matches the space"),
         }
         sources
@@ -187,6 +195,9 @@ impl SearchContext {
             (Space::Reduced(space), KernelData::Reduced(moves)) => {
                 expand_reduced(space, moves, shard, inputs, out, on_unit)
             }
+            (Space::Oriented(space), KernelData::Oriented(moves)) => {
+                expand_oriented(space, moves, shard, inputs, out, on_unit)
+            }
             _ => unreachable!("the kernel data matches the space"),
         }
     }
@@ -196,7 +207,7 @@ impl SearchContext {
 pub fn transition_bytes(job: &Job) -> u64 {
     match &job.space {
         Space::Blocks(l) => l.blocks() * job.puzzle.moves.len() as u64 * std::mem::size_of::<Transition>() as u64,
-        Space::Coded(_) | Space::Reduced(_) => 0,
+        Space::Coded(_) | Space::Reduced(_) | Space::Oriented(_) => 0,
     }
 }
 

@@ -9,6 +9,8 @@
 //!   through precomputed tables.
 //! - [`reduced`]: the kernel of the space reduced by symmetry, through
 //!   fiber maps.
+//! - [`oriented`]: the kernel of oriented pieces reduced by symmetry,
+//!   through affine maps of each block's twists.
 //! - [`context`]: the tables every task of a job shares, and the dispatch to
 //!   the kernel of the job's space.
 
@@ -16,6 +18,7 @@ pub mod blocks;
 pub mod coded;
 pub mod context;
 pub mod lowtable;
+pub mod oriented;
 pub mod reduced;
 pub mod task;
 pub mod transition;

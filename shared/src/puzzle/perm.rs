@@ -195,3 +195,31 @@ mod tests {
         assert!(Perm::from_images(vec![0, 2]).is_err());
     }
 }
+
+/// The orbits of the points `0..n` under maps whose images of a point `x`
+/// are `images(x)`: each orbit ascending, orbits in order of their least
+/// point.
+pub fn orbits_of(n: usize, mut images: impl FnMut(usize) -> Vec<usize>) -> Vec<Vec<usize>> {
+    let mut orbit_of = vec![usize::MAX; n];
+    let mut orbits = Vec::new();
+    for start in 0..n {
+        if orbit_of[start] != usize::MAX {
+            continue;
+        }
+        orbit_of[start] = orbits.len();
+        let mut orbit = vec![start];
+        let mut next = 0;
+        while next < orbit.len() {
+            for y in images(orbit[next]) {
+                if orbit_of[y] == usize::MAX {
+                    orbit_of[y] = orbits.len();
+                    orbit.push(y);
+                }
+            }
+            next += 1;
+        }
+        orbit.sort_unstable();
+        orbits.push(orbit);
+    }
+    orbits
+}

@@ -6,7 +6,6 @@
 use crate::files::checkpoint::MAX_KEEP_STRIDE;
 use crate::job::Job;
 use crate::space::bits::set_bits;
-use crate::space::Space;
 use anyhow::Context;
 use std::collections::HashMap;
 
@@ -280,20 +279,15 @@ pub fn first_states(job: &Job, source: &mut dyn LevelSource, depth: u32, limit: 
         }
         let words = source.shard(depth, shard)?;
         let mut classes = std::collections::HashSet::new();
-        let symmetric = match space {
-            Space::Reduced(r) => Some(r).filter(|r| r.keys().stabilizer(shard as usize) > 1),
-            _ => None,
-        };
+        let symmetric = space.stores_classes_more_than_once(shard);
         for bit in set_bits(&words) {
             if states.len() >= limit {
                 break;
             }
             let state = space.state_at(shard, bit);
-            if let Some(r) = symmetric {
-                // The least member names the class.
-                if !classes.insert(r.symmetries.orbit(&state).swap_remove(0)) {
-                    continue;
-                }
+            // The least member names the class.
+            if symmetric && !classes.insert(space.least_of_class(&state)) {
+                continue;
             }
             states.push(state);
         }

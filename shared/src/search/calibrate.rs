@@ -220,6 +220,15 @@ fn valid_bits(ctx: &SearchContext, shard: u64) -> Vec<u64> {
         let fiber = space.fiber();
         return (0..words).map(|w| fiber.valid_mask(w % fiber.row_words())).collect();
     }
+    if let Space::Oriented(space) = &ctx.job.space {
+        // Every valid twist vector of each class's block; none in padding.
+        let bw = space.block_words();
+        let mut valid = vec![0u64; words];
+        for position in 0..space.shard_classes(shard).len() {
+            valid[position * bw..(position + 1) * bw].copy_from_slice(space.valid());
+        }
+        return valid;
+    }
     let sources: Vec<u64> = ctx.source_shards(shard).into_iter().collect();
     let zeros = vec![0u64; words];
     let ones = vec![!0u64; words];

@@ -77,7 +77,7 @@ pub struct Requirements {
 /// reduced space (the space's bits over the states they stand for).
 pub fn stored_per_state(job: &Job) -> f64 {
     match (&job.space, job.reachable_states) {
-        (Space::Reduced(_), Some(states)) => job.space.states() as f64 / states as f64,
+        (Space::Reduced(_) | Space::Oriented(_), Some(states)) => job.space.states() as f64 / states as f64,
         _ => 1.0,
     }
 }
@@ -95,6 +95,7 @@ pub fn requirements(job: &Job) -> Requirements {
         Space::Blocks(l) => table_bytes(l.low_pieces) + held_transition_bytes(job),
         Space::Coded(codec) => crate::kernel::coded::held_source_table_bytes(codec, job.puzzle.moves.len()),
         Space::Reduced(space) => space.table_bytes(job.puzzle.moves.len()),
+        Space::Oriented(space) => space.table_bytes(),
     };
     // One task holds its sources (distinct shards, itself included: never
     // more than the space has) and its own two earlier levels in the cache,

@@ -8,7 +8,9 @@
 //!   pieces (ranked by a stabiliser chain, `codec/grouped.rs`);
 //! - [`ReducedSpace`] for distinct pieces reduced by the puzzle's
 //!   symmetries: a shard is a class of keys, and each stored bit stands for
-//!   a known number of states ([`Space::weight`]).
+//!   a known number of states ([`Space::weight`]);
+//! - [`OrientedSpace`] for distinct oriented pieces reduced by symmetries
+//!   of slots and twists: a block of twists per class of arrangements.
 //!
 //! Either way a level is one bit array per shard ([`bits`]) and shard arrays
 //! are whole 64-bit words; the job groups shards into chunks, and a task is
@@ -18,11 +20,13 @@ pub mod bits;
 pub mod codec;
 pub mod colex;
 pub mod layout;
+pub mod oriented;
 pub mod rank;
 pub mod reduced;
 
 use crate::space::codec::Codec;
 use crate::space::layout::{Layout, StateIndex};
+use crate::space::oriented::OrientedSpace;
 use crate::space::reduced::ReducedSpace;
 
 /// States per progress unit of a coded shard (64 words).
@@ -37,6 +41,9 @@ pub enum Space {
     Coded(Codec),
     /// Distinct pieces, one shard per class of keys under the symmetries.
     Reduced(Box<ReducedSpace>),
+    /// Distinct oriented pieces, one block of twists per class of
+    /// arrangements under the symmetries.
+    Oriented(Box<OrientedSpace>),
 }
 
 impl Space {
@@ -46,6 +53,7 @@ impl Space {
             Space::Blocks(l) => l.shards(),
             Space::Coded(c) => c.shards(),
             Space::Reduced(r) => r.shards(),
+            Space::Oriented(o) => o.shards(),
         }
     }
 
@@ -55,6 +63,7 @@ impl Space {
             Space::Blocks(l) => l.shard_words(),
             Space::Coded(c) => c.shard_states().div_ceil(64) as usize,
             Space::Reduced(r) => r.shard_words(),
+            Space::Oriented(o) => o.shard_words(),
         }
     }
 
@@ -74,6 +83,7 @@ impl Space {
             Space::Blocks(l) => l.states(),
             Space::Coded(c) => c.states(),
             Space::Reduced(r) => r.states(),
+            Space::Oriented(o) => o.states(),
         }
     }
 
@@ -83,6 +93,7 @@ impl Space {
             Space::Blocks(l) => l.blocks_per_shard() * l.block_states() as u64,
             Space::Coded(c) => c.shard_states(),
             Space::Reduced(r) => r.shard_capacity(),
+            Space::Oriented(o) => o.shard_words() as u64 * 64,
         }
     }
 
@@ -91,7 +102,7 @@ impl Space {
         match self {
             Space::Blocks(l) => l.shard_pieces,
             Space::Coded(c) => c.shard_classes,
-            Space::Reduced(_) => 0,
+            Space::Reduced(_) | Space::Oriented(_) => 0,
         }
     }
 
@@ -105,7 +116,7 @@ impl Space {
             // A shard: reduced shards are small (40.5 KiB on the 4×4), and a
             // progress call per row (576 per shard there) was 16% of a
             // worker's time on the 4×4's sparse levels.
-            Space::Reduced(_) => 1,
+            Space::Reduced(_) | Space::Oriented(_) => 1,
         }
     }
 
@@ -119,6 +130,7 @@ impl Space {
                 (shard, (index / 64) as usize, (index % 64) as u32)
             }
             Space::Reduced(r) => r.locate(state),
+            Space::Oriented(o) => o.locate(state),
         }
     }
 
@@ -141,6 +153,7 @@ impl Space {
                 state
             }
             Space::Reduced(r) => r.state_at(shard, bit),
+            Space::Oriented(o) => o.state_at(shard, bit),
         }
     }
 
@@ -148,6 +161,7 @@ impl Space {
     pub fn weight(&self, shard: u64) -> u64 {
         match self {
             Space::Reduced(r) => r.weight(shard),
+            Space::Oriented(o) => o.weight(shard),
             _ => 1,
         }
     }
@@ -157,7 +171,29 @@ impl Space {
     pub fn classes_in(&self, shard: u64, words: &[u64]) -> u64 {
         match self {
             Space::Reduced(r) => r.classes_in(shard, words),
+            Space::Oriented(o) => o.classes_in(shard, words),
             _ => crate::space::bits::popcount(words),
+        }
+    }
+
+    /// True when a stored bit of `shard` may share its class of symmetric
+    /// states with other bits of the shard (its key or arrangement has a
+    /// symmetry of its own).
+    pub fn stores_classes_more_than_once(&self, shard: u64) -> bool {
+        match self {
+            Space::Reduced(r) => r.keys().stabilizer(shard as usize) > 1,
+            Space::Oriented(o) => o.weight(shard) < o.order() as u64,
+            _ => false,
+        }
+    }
+
+    /// The least state of the class of symmetric states of `state` (the
+    /// state itself without reduction).
+    pub fn least_of_class(&self, state: &[u8]) -> Vec<u8> {
+        match self {
+            Space::Reduced(r) => r.symmetries.orbit(state).swap_remove(0),
+            Space::Oriented(o) => o.symmetries.orbit(state).swap_remove(0),
+            _ => state.to_vec(),
         }
     }
 
@@ -165,6 +201,7 @@ impl Space {
     pub fn symmetry_order(&self) -> usize {
         match self {
             Space::Reduced(r) => r.symmetries.order(),
+            Space::Oriented(o) => o.order(),
             _ => 1,
         }
     }

@@ -136,30 +136,10 @@ impl Pieces {
 
     /// Orbits of the generators on pieces, as piece lists.
     fn orbits(&self, gens: &[Vec<u16>]) -> Vec<Vec<usize>> {
-        let mut orbit_of = vec![usize::MAX; self.runs.len()];
-        let mut out: Vec<Vec<usize>> = Vec::new();
-        for start in 0..self.runs.len() {
-            if orbit_of[start] != usize::MAX {
-                continue;
-            }
-            orbit_of[start] = out.len();
-            let mut orbit = vec![start];
-            let mut i = 0;
-            while i < orbit.len() {
-                let first = self.runs[orbit[i]].0 as usize;
-                for g in gens {
-                    let next = self.of_point[g[first] as usize] as usize;
-                    if orbit_of[next] == usize::MAX {
-                        orbit_of[next] = out.len();
-                        orbit.push(next);
-                    }
-                }
-                i += 1;
-            }
-            orbit.sort_unstable();
-            out.push(orbit);
-        }
-        out
+        crate::puzzle::perm::orbits_of(self.runs.len(), |piece| {
+            let first = self.runs[piece].0 as usize;
+            gens.iter().map(|g| self.of_point[g[first] as usize] as usize).collect()
+        })
     }
 }
 

@@ -68,9 +68,48 @@ impl OrientedSymmetries {
     /// `Σ g Σ⁻¹`. The piece at slot `y` (home `h`, twist `t`) becomes the
     /// piece with home `s(h)`, at `s(y)`, twisted `u·t + a(y) − a(h)`.
     pub fn conjugate(&self, k: usize, state: &[u8]) -> Vec<u8> {
+        let mut out = vec![0u8; state.len()];
+        self.conjugate_into(k, state, &mut out);
+        out
+    }
+
+    /// The classes of [`Self::conjugate`] alone, from a state's classes
+    /// (what a symmetry does to the arrangement does not depend on twists).
+    pub fn conjugate_cells(&self, k: usize, cells: &[u8], out: &mut [u8]) {
+        let e = &self.elements[k];
+        for (y, &class) in cells.iter().enumerate() {
+            let home = self.home_of_class[class as usize] as usize;
+            out[e.slots[y] as usize] = self.class_at_home[e.slots[home] as usize];
+        }
+    }
+
+    /// The home slot of a class's piece.
+    pub fn home_of(&self, class: u8) -> usize {
+        self.home_of_class[class as usize] as usize
+    }
+
+    /// The index of the inverse of element `k` (the one whose move map
+    /// undoes `k`'s).
+    pub fn inverse_of(&self, k: usize) -> usize {
+        let moves = &self.elements[k].moves;
+        self.elements
+            .iter()
+            .position(|e| moves.iter().enumerate().all(|(m, &image)| e.moves[image] == m))
+            .expect("the elements form a group")
+    }
+
+    /// The distinct conjugates of a coded state.
+    pub fn orbit(&self, state: &[u8]) -> Vec<Vec<u8>> {
+        let mut images: Vec<Vec<u8>> = (0..self.order()).map(|k| self.conjugate(k, state)).collect();
+        images.sort_unstable();
+        images.dedup();
+        images
+    }
+
+    /// [`Self::conjugate`] into `out` (`2n` bytes).
+    pub fn conjugate_into(&self, k: usize, state: &[u8], out: &mut [u8]) {
         let e = &self.elements[k];
         let n = self.modulus.len();
-        let mut out = vec![0u8; 2 * n];
         for y in 0..n {
             let home = self.home_of_class[state[y] as usize] as usize;
             let to = e.slots[y] as usize;
@@ -80,7 +119,6 @@ impl OrientedSymmetries {
                 - u32::from(e.offset[home]);
             out[n + to] = (twist % modulus) as u8;
         }
-        out
     }
 }
 

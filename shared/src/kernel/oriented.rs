@@ -1,0 +1,182 @@
+//! The BFS kernel of distinct oriented pieces reduced by symmetry
+//! ([`crate::space::oriented`]), block by block.
+//!
+//! For a target block (representative arrangement `p`) and a move `m`, the
+//! predecessors `m⁻¹ y` of its states share one arrangement, whose class
+//! and canonicalising symmetry give the source block; their twists follow
+//! by an [`AffineMap`] worked out for this block and move, as two half
+//! tables of the block index (a few hundred entries: building them costs
+//! less than a cache of them). Bottom-up probes each unseen valid twist
+//! vector through the backward maps, densest source first, until a hit;
+//! top-down walks each source block's set bits through the forward maps.
+//! The cheaper direction is chosen per block from the counts.
+
+use crate::kernel::task::{ShardInputs, TaskStats};
+use crate::puzzle::{Move, Puzzle};
+use crate::space::bits::popcount;
+use crate::space::oriented::{AffineMap, OrientedSpace};
+
+/// The moves as the kernel applies them: undone, to reach predecessors.
+pub struct OrientedMoves {
+    inverses: Vec<Move>,
+}
+
+impl OrientedMoves {
+    /// The undoing move of each move of `puzzle`.
+    pub fn new(puzzle: &Puzzle) -> OrientedMoves {
+        let modulus = puzzle.coding.as_ref().map(|c| &c.modulus[..]);
+        OrientedMoves {
+            inverses: puzzle.moves.iter().map(|m| m.undoing(modulus)).collect(),
+        }
+    }
+
+    /// The shards holding the predecessors of `shard`'s blocks.
+    pub fn source_shards(&self, space: &OrientedSpace, shard: u64) -> Vec<u64> {
+        let mut shards: Vec<u64> = space
+            .shard_classes(shard)
+            .flat_map(|class| {
+                let rep = space.rep(class);
+                self.inverses
+                    .iter()
+                    .map(|inv| space.place_of(predecessor(space, &rep, inv).0).0)
+                    .collect::<Vec<u64>>()
+            })
+            .collect();
+        shards.sort_unstable();
+        shards.dedup();
+        shards
+    }
+}
+
+/// The class of the arrangement `inv` takes `rep` to, and the element that
+/// canonicalises it.
+fn predecessor(space: &OrientedSpace, rep: &[u8], inv: &Move) -> (usize, usize) {
+    let mut q = vec![0u8; rep.len()];
+    for (z, &class) in rep.iter().enumerate() {
+        q[inv.perm[z] as usize] = class;
+    }
+    space.canonical(&q)
+}
+
+/// One move's source block of a target block.
+struct Step<'a> {
+    words: &'a [u64],
+    count: u64,
+    map: AffineMap,
+}
+
+/// Computes `F_{d+1}(shard)` into `out` (fully overwritten); `on_unit` gets
+/// the states found (a shard is one unit).
+pub fn expand_oriented(
+    space: &OrientedSpace,
+    moves: &OrientedMoves,
+    shard: u64,
+    inputs: &ShardInputs,
+    out: &mut [u64],
+    on_unit: &(dyn Fn(u64) + Sync),
+) -> TaskStats {
+    let bw = space.block_words();
+    out.fill(0);
+    let mut stats = TaskStats::default();
+    for (position, class) in space.shard_classes(shard).enumerate() {
+        let at = position * bw;
+        let unseen: Vec<u64> = (0..bw)
+            .map(|w| !(inputs.previous[at + w] | inputs.current[at + w]) & space.valid()[w])
+            .collect();
+        let unseen_count = popcount(&unseen);
+        if unseen_count == 0 {
+            continue;
+        }
+        let rep = space.rep(class);
+        let mut steps: Vec<Step> = moves
+            .inverses
+            .iter()
+            .filter_map(|inv| {
+                let (source, k) = predecessor(space, &rep, inv);
+                let (source_shard, source_position) = space.place_of(source);
+                let words = &inputs.sources.get(source_shard)[source_position * bw..(source_position + 1) * bw];
+                let count = popcount(words);
+                (count > 0).then(|| Step {
+                    words,
+                    count,
+                    map: AffineMap::new(space, &rep, Some(inv), k),
+                })
+            })
+            .collect();
+        if steps.is_empty() {
+            continue;
+        }
+        let top_down_cost: u64 = steps.iter().map(|s| s.count).sum();
+        let bottom_up_bound = unseen_count * steps.len() as u64;
+        let block = &mut out[at..at + bw];
+        // A probe stops at its first hit: about half the moves on average
+        // where states are found, all of them where none is.
+        if bottom_up_bound / 2 < top_down_cost {
+            steps.sort_by_key(|s| std::cmp::Reverse(s.count));
+            stats.evaluations += bottom_up(space, &steps, &unseen, block);
+            stats.bottom_up_blocks += 1;
+        } else {
+            stats.evaluations += top_down(space, &steps, &unseen, block);
+            stats.top_down_blocks += 1;
+        }
+        stats.cheaper_bound += top_down_cost.min(bottom_up_bound);
+    }
+    stats.found = popcount(out);
+    on_unit(stats.found);
+    stats
+}
+
+/// New states of one block by probing each unseen state's predecessors.
+fn bottom_up(space: &OrientedSpace, steps: &[Step], unseen: &[u64], block: &mut [u64]) -> u64 {
+    let split = space.split() as usize;
+    let tables: Vec<(Vec<u32>, Vec<u32>, &[u64])> = steps
+        .iter()
+        .map(|s| {
+            let (lo, hi) = s.map.tables(space, false);
+            (lo, hi, s.words)
+        })
+        .collect();
+    let mut evaluations = 0u64;
+    for (w, (&word, found)) in unseen.iter().zip(block.iter_mut()).enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            let b = bits.trailing_zeros();
+            let y = w * 64 + b as usize;
+            for (lo, hi, source) in &tables {
+                evaluations += 1;
+                let x = (lo[y % split] + hi[y / split]) as usize;
+                if source[x / 64] >> (x % 64) & 1 == 1 {
+                    *found |= 1 << b;
+                    break;
+                }
+            }
+            bits &= bits - 1;
+        }
+    }
+    evaluations
+}
+
+/// New states of one block by marking each source state's successor.
+fn top_down(space: &OrientedSpace, steps: &[Step], unseen: &[u64], block: &mut [u64]) -> u64 {
+    let split = space.split() as usize;
+    let mut evaluations = 0u64;
+    for step in steps {
+        let (lo, hi) = step.map.tables(space, true);
+        // Only valid twist vectors are ever set in a level; calibration's
+        // random sources set the others too, which have no image.
+        for (w, (&word, &valid)) in step.words.iter().zip(space.valid()).enumerate() {
+            let mut bits = word & valid;
+            while bits != 0 {
+                let x = w * 64 + bits.trailing_zeros() as usize;
+                let y = (lo[x % split] + hi[x / split]) as usize;
+                block[y / 64] |= 1 << (y % 64);
+                evaluations += 1;
+                bits &= bits - 1;
+            }
+        }
+    }
+    for (b, &u) in block.iter_mut().zip(unseen) {
+        *b &= u;
+    }
+    evaluations
+}

@@ -1,0 +1,463 @@
+//! Distinct oriented pieces reduced by symmetry: one block of twists per
+//! class of arrangements.
+//!
+//! A state is an arrangement (the class in each slot, a permutation) and a
+//! twist per slot. The puzzle's symmetries
+//! ([`crate::puzzle::symmetry::oriented`]) act on arrangements by their
+//! slot maps alone, so arrangements fall into classes; each class is
+//! represented by its least arrangement (Lehmer rank), and its **block**
+//! holds one bit per twist vector of that arrangement: the state `(p, t)`
+//! with `p` a representative. Any other state is stored as the conjugate
+//! that brings its arrangement to the representative. A conjugation's
+//! twists depend on which piece sits where (`u·t + a(y) − a(h)`), so the
+//! map a move and a conjugation make of a block's twists is an affine map
+//! worked out per block and move ([`AffineMap`]), not a fixed table.
+//!
+//! Used when the twists are independent of the arrangement: every move
+//! keeps the twist sum of each orbit of slots, and the group is exactly the
+//! reachable arrangements times the twist vectors of sum 0 per orbit (its
+//! order says so). A block stores all `Π modulus` twist vectors, those of a
+//! nonzero sum never set: with them the index map is a sum of per-digit
+//! terms (the last digit of an orbit, forced by the others, would make it
+//! depend on all of them). On the 2×2×2 (48 symmetries) that is 984
+//! classes of 6,561 bits, 6.5 million bits for 88 million states.
+//!
+//! The bits of a block are complete: every twist vector of the
+//! representative's level states is set, so the block is closed under the
+//! representative's stabiliser and any symmetry that canonicalises an
+//! arrangement may be used. A stored bit of a class stands for
+//! `|Σ| / |Stab(p)|` states; shards hold classes of one stabiliser order.
+
+use crate::puzzle::symmetry::oriented::OrientedSymmetries;
+use crate::puzzle::{Move, Puzzle};
+use crate::space::rank::{factorial, rank_perm, unrank_perm};
+
+/// Most arrangements tabulated (`n!` entries of 6 bytes).
+pub const MAX_ARRANGEMENT_TABLE: u128 = 1 << 22;
+
+/// Most twist vectors of a block (indices are 32-bit, tables per half).
+pub const MAX_BLOCK_STATES: u64 = 1 << 24;
+
+/// Classes per shard, at most.
+const CLASSES_PER_SHARD: usize = 64;
+
+/// The reduced space of distinct oriented pieces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OrientedSpace {
+    /// The symmetries reduced by.
+    pub symmetries: OrientedSymmetries,
+    modulus: Vec<u8>,
+    /// Values of each slot's twist digit: its modulus, or 1 for a slot no
+    /// move takes anywhere (its twist stays 0: the sum of its orbit).
+    radix: Vec<u8>,
+    /// Mixed-radix stride of each slot's twist in a block index.
+    stride: Vec<u64>,
+    /// Twist vectors per block.
+    block_states: u64,
+    block_words: usize,
+    /// Twist vectors of sum 0 in every orbit, as a block's bits.
+    valid: Vec<u64>,
+    /// Block indices split as `lo + split · hi` for the half tables.
+    split: u64,
+    /// Per Lehmer rank of an arrangement: its class, `u32::MAX` when unreachable.
+    class_of: Vec<u32>,
+    /// Per Lehmer rank: the element that maps it to its class's representative.
+    via: Vec<u16>,
+    /// Per class: the representative's Lehmer rank.
+    reps: Vec<u64>,
+    /// Per class: the order of the representative's stabiliser.
+    stabilizer: Vec<u32>,
+    /// First class of each shard, and the class count at the end.
+    shard_first: Vec<u32>,
+}
+
+impl OrientedSpace {
+    /// The reduced space of `puzzle` (group order `group_order`), `Ok(None)`
+    /// when it has no symmetries, or why it cannot be reduced this way.
+    pub fn plan(puzzle: &Puzzle, symmetries: OrientedSymmetries, group_order: u128) -> Result<OrientedSpace, String> {
+        let coding = puzzle.coding.as_ref().ok_or("not a coded puzzle")?;
+        let n = puzzle.slots;
+        if factorial(n) > MAX_ARRANGEMENT_TABLE {
+            return Err(format!("{}! arrangements are too many to tabulate", n));
+        }
+        let modulus = coding.modulus.clone();
+        let orbits = slot_orbits(puzzle);
+        // Twists independent of the arrangement: sums kept per orbit.
+        for m in &puzzle.moves {
+            for orbit in &orbits {
+                let k = u32::from(modulus[orbit[0]]);
+                let sum: u32 = orbit
+                    .iter()
+                    .map(|&s| u32::from(m.twist.get(s).copied().unwrap_or(0)))
+                    .sum();
+                if orbit.iter().any(|&s| u32::from(modulus[s]) != k) || sum % k != 0 {
+                    return Err(format!("move {} changes the twist sum of an orbit", m.name));
+                }
+            }
+        }
+        let arrangements = reachable_arrangements(puzzle);
+        let lattice: u128 = orbits
+            .iter()
+            .map(|o| u128::from(modulus[o[0]]).pow(o.len() as u32 - 1))
+            .product();
+        if arrangements.len() as u128 * lattice != group_order {
+            return Err("the twists are not independent of the arrangement".into());
+        }
+        let mut radix = modulus.clone();
+        for orbit in orbits.iter().filter(|o| o.len() == 1) {
+            radix[orbit[0]] = 1;
+        }
+        let block_states: u64 = radix.iter().map(|&m| u64::from(m)).product();
+        if block_states > MAX_BLOCK_STATES {
+            return Err(format!("{} twist vectors per arrangement are too many", block_states));
+        }
+        let mut stride = vec![0u64; n];
+        let mut product = 1u64;
+        let mut split = 1u64;
+        for s in 0..n {
+            stride[s] = product;
+            product *= u64::from(radix[s]);
+            if product * product <= block_states {
+                split = product;
+            }
+        }
+        let block_words = block_states.div_ceil(64) as usize;
+        let mut valid = vec![0u64; block_words];
+        for index in 0..block_states {
+            let ok = orbits.iter().all(|o| {
+                let k = u64::from(radix[o[0]]);
+                k == 1 || o.iter().map(|&s| (index / stride[s]) % k).sum::<u64>() % k == 0
+            });
+            if ok {
+                valid[(index / 64) as usize] |= 1 << (index % 64);
+            }
+        }
+        let (class_of, via, found) = classify(&symmetries, n, &arrangements);
+        // Shards hold classes of one stabiliser order (one weight each).
+        let mut order: Vec<usize> = (0..found.len()).collect();
+        order.sort_by_key(|&c| (std::cmp::Reverse(found[c].1), found[c].0));
+        let mut renumber = vec![0u32; found.len()];
+        for (new, &old) in order.iter().enumerate() {
+            renumber[old] = new as u32;
+        }
+        let classes: Vec<(u64, u32)> = order.iter().map(|&c| found[c]).collect();
+        let class_of = class_of
+            .into_iter()
+            .map(|c| if c == u32::MAX { c } else { renumber[c as usize] })
+            .collect();
+        let mut shard_first = vec![0u32];
+        for (c, w) in classes.windows(2).enumerate() {
+            let start = *shard_first.last().expect("non-empty") as usize;
+            if w[0].1 != w[1].1 || c + 1 - start == CLASSES_PER_SHARD {
+                shard_first.push(c as u32 + 1);
+            }
+        }
+        shard_first.push(classes.len() as u32);
+        Ok(OrientedSpace {
+            symmetries,
+            modulus,
+            radix,
+            stride,
+            block_states,
+            block_words,
+            valid,
+            split,
+            class_of,
+            via,
+            reps: classes.iter().map(|c| c.0).collect(),
+            stabilizer: classes.iter().map(|c| c.1).collect(),
+            shard_first,
+        })
+    }
+
+    /// Number of shards.
+    pub fn shards(&self) -> u64 {
+        self.shard_first.len() as u64 - 1
+    }
+
+    /// Number of classes of arrangements (blocks).
+    pub fn classes(&self) -> usize {
+        self.reps.len()
+    }
+
+    /// Words of one block.
+    pub fn block_words(&self) -> usize {
+        self.block_words
+    }
+
+    /// Twist vectors of one block.
+    pub fn block_states(&self) -> u64 {
+        self.block_states
+    }
+
+    /// Words of a shard (the most classes a shard holds, in blocks).
+    pub fn shard_words(&self) -> usize {
+        CLASSES_PER_SHARD.min(self.classes()) * self.block_words
+    }
+
+    /// Bits of a level that stand for twist vectors.
+    pub fn states(&self) -> u128 {
+        self.classes() as u128 * self.block_states as u128
+    }
+
+    /// The classes of `shard`.
+    pub fn shard_classes(&self, shard: u64) -> std::ops::Range<usize> {
+        self.shard_first[shard as usize] as usize..self.shard_first[shard as usize + 1] as usize
+    }
+
+    /// The shard of a class and its position there.
+    pub fn place_of(&self, class: usize) -> (u64, usize) {
+        let shard = self.shard_first.partition_point(|&f| f as usize <= class) - 1;
+        (shard as u64, class - self.shard_first[shard] as usize)
+    }
+
+    /// The valid twist vectors of a block, as its bits.
+    pub fn valid(&self) -> &[u64] {
+        &self.valid
+    }
+
+    /// States each stored bit of `shard` stands for.
+    pub fn weight(&self, shard: u64) -> u64 {
+        let first = self.shard_first[shard as usize] as usize;
+        (self.symmetries.order() as u32 / self.stabilizer[first]) as u64
+    }
+
+    /// The representative arrangement of `class`.
+    pub fn rep(&self, class: usize) -> Vec<u8> {
+        unrank_perm(self.reps[class], self.modulus.len())
+    }
+
+    /// The class of an arrangement and the element that maps it to the
+    /// class's representative.
+    pub fn canonical(&self, cells: &[u8]) -> (usize, usize) {
+        let rank = rank_perm(cells) as usize;
+        (self.class_of[rank] as usize, usize::from(self.via[rank]))
+    }
+
+    /// Block index of a state's twists.
+    pub fn twist_index(&self, twists: &[u8]) -> u64 {
+        twists.iter().zip(&self.stride).map(|(&t, &s)| u64::from(t) * s).sum()
+    }
+
+    /// Shard, word and bit of a coded state.
+    pub fn locate(&self, state: &[u8]) -> (u64, usize, u32) {
+        let n = self.modulus.len();
+        let (class, k) = self.canonical(&state[..n]);
+        let image = self.symmetries.conjugate(k, state);
+        let index = self.twist_index(&image[n..]);
+        let (shard, position) = self.place_of(class);
+        let bit = position as u64 * self.block_words as u64 * 64 + index;
+        (shard, (bit / 64) as usize, (bit % 64) as u32)
+    }
+
+    /// The stored state at `bit` of `shard`.
+    pub fn state_at(&self, shard: u64, bit: usize) -> Vec<u8> {
+        let block_bits = self.block_words * 64;
+        let class = self.shard_classes(shard).start + bit / block_bits;
+        let index = (bit % block_bits) as u64;
+        let mut state = self.rep(class);
+        state.extend((0..self.modulus.len()).map(|s| ((index / self.stride[s]) % u64::from(self.radix[s])) as u8));
+        state
+    }
+
+    /// Classes of states among the set bits of `shard`: Burnside's lemma
+    /// over each representative's stabiliser.
+    pub fn classes_in(&self, shard: u64, words: &[u64]) -> u64 {
+        let mut total = 0u64;
+        for (position, class) in self.shard_classes(shard).enumerate() {
+            let block = &words[position * self.block_words..(position + 1) * self.block_words];
+            if self.stabilizer[class] == 1 {
+                total += crate::space::bits::popcount(block);
+                continue;
+            }
+            let rep = self.rep(class);
+            let mut image = vec![0u8; rep.len()];
+            let mut fixed = 0u64;
+            let mut stabilizer = 0u64;
+            for k in 0..self.symmetries.order() {
+                self.symmetries.conjugate_cells(k, &rep, &mut image);
+                if image != rep {
+                    continue;
+                }
+                stabilizer += 1;
+                let map = AffineMap::new(self, &rep, None, k);
+                let (lo, hi) = map.tables(self, false);
+                fixed += crate::space::bits::set_bits(block)
+                    .filter(|&i| {
+                        let i = i as u64;
+                        lo[(i % self.split) as usize] + hi[(i / self.split) as usize] == i as u32
+                    })
+                    .count() as u64;
+            }
+            total += fixed / stabilizer;
+        }
+        total
+    }
+
+    /// The orbit-size order of the symmetries.
+    pub fn order(&self) -> usize {
+        self.symmetries.order()
+    }
+
+    /// Bytes of the arrangement tables (the class and the canonicalising
+    /// element of every arrangement, and the classes).
+    pub fn table_bytes(&self) -> u64 {
+        (self.class_of.len() * 6 + self.reps.len() * 12 + self.valid.len() * 8) as u64
+    }
+
+    /// Index split of the half tables.
+    pub fn split(&self) -> u64 {
+        self.split
+    }
+}
+
+/// The map of a block's twists that a move undone and a conjugation make:
+/// target slot `z`'s twist `v` becomes `unit·v + constant` at `dest`.
+pub struct AffineMap {
+    /// Per slot `z` of the target: the source slot its twist lands in.
+    dest: Vec<u8>,
+    unit: Vec<u8>,
+    constant: Vec<u8>,
+}
+
+impl AffineMap {
+    /// For the block of arrangement `p`: `x = inverse(y)` (or `y` itself)
+    /// conjugated by element `k`. Returns the map from `y`'s twists to
+    /// those `c_k(x)` is stored with.
+    pub fn new(space: &OrientedSpace, p: &[u8], inverse: Option<&Move>, k: usize) -> AffineMap {
+        let e = &space.symmetries.elements[k];
+        let n = p.len();
+        let (mut dest, mut unit, mut constant) = (vec![0u8; n], vec![0u8; n], vec![0u8; n]);
+        for z in 0..n {
+            let (y, pre) = match inverse {
+                Some(m) => (m.perm[z] as usize, m.twist.get(z).copied().unwrap_or(0)),
+                None => (z, 0),
+            };
+            let k_mod = u32::from(space.modulus[z]);
+            let u = u32::from(e.unit[y]);
+            let home = space.symmetries.home_of(p[z]);
+            dest[z] = e.slots[y];
+            unit[z] = e.unit[y];
+            constant[z] =
+                ((u * u32::from(pre) + u32::from(e.offset[y]) + k_mod - u32::from(e.offset[home])) % k_mod) as u8;
+        }
+        AffineMap { dest, unit, constant }
+    }
+
+    /// Half tables of the map on block indices (`backward`: target index to
+    /// source index; else source to target): an index `i` maps to
+    /// `lo[i % split] + hi[i / split]`.
+    pub fn tables(&self, space: &OrientedSpace, forward: bool) -> (Vec<u32>, Vec<u32>) {
+        // Terms (input slot, output slot, scale, constant) per digit.
+        let mut terms: Vec<(usize, usize, u32, u32)> = (0..self.dest.len())
+            .filter(|&z| space.radix[z] > 1)
+            .map(|z| {
+                let k = u32::from(space.modulus[z]);
+                let (u, c) = (u32::from(self.unit[z]), u32::from(self.constant[z]));
+                if forward {
+                    // v = u·t + c  ⇒  t = u⁻¹·(v − c).
+                    let inv = (1..k).find(|&w| w * u % k == 1).expect("a unit");
+                    (self.dest[z] as usize, z, inv, (k - inv * c % k) % k)
+                } else {
+                    (z, self.dest[z] as usize, u, c)
+                }
+            })
+            .collect();
+        // Digits in index order: each half is built digit after digit.
+        terms.sort_by_key(|t| space.stride[t.0]);
+        let half = |low: bool| -> Vec<u32> {
+            let (first, size) = if low {
+                (1u64, space.split)
+            } else {
+                (space.split, space.block_states / space.split)
+            };
+            let mut table = vec![0u32; size as usize];
+            let mut filled = 1usize;
+            for &(input, output, scale, constant) in &terms {
+                let stride = space.stride[input];
+                if (stride >= space.split) == low {
+                    continue;
+                }
+                let k = u64::from(space.modulus[input]);
+                let local = (stride / first) as usize;
+                debug_assert_eq!(local, filled);
+                for v in (0..k).rev() {
+                    let value = (scale as u64 * v + constant as u64) % k;
+                    let contribution = (value * space.stride[output]) as u32;
+                    for i in 0..filled {
+                        table[v as usize * local + i] = table[i] + contribution;
+                    }
+                }
+                filled *= k as usize;
+            }
+            table
+        };
+        (half(true), half(false))
+    }
+}
+
+/// The orbits of the moves on slots, each ascending.
+fn slot_orbits(puzzle: &Puzzle) -> Vec<Vec<usize>> {
+    crate::puzzle::perm::orbits_of(puzzle.slots, |s| {
+        puzzle.moves.iter().map(|m| m.perm[s] as usize).collect()
+    })
+}
+
+/// Lehmer ranks of every arrangement the moves reach from solved.
+fn reachable_arrangements(puzzle: &Puzzle) -> Vec<u64> {
+    let n = puzzle.slots;
+    let mut seen = vec![false; factorial(n) as usize];
+    let start = puzzle.solved[..n].to_vec();
+    seen[rank_perm(&start) as usize] = true;
+    let mut queue = vec![start];
+    let mut next = 0;
+    let mut out = vec![0u8; n];
+    while next < queue.len() {
+        for m in &puzzle.moves {
+            for s in 0..n {
+                out[m.perm[s] as usize] = queue[next][s];
+            }
+            let r = rank_perm(&out) as usize;
+            if !seen[r] {
+                seen[r] = true;
+                queue.push(out.clone());
+            }
+        }
+        next += 1;
+    }
+    let mut ranks: Vec<u64> = queue.iter().map(|p| rank_perm(p)).collect();
+    ranks.sort_unstable();
+    ranks
+}
+
+/// Classes of the arrangements `ranks` (ascending) under the symmetries:
+/// per rank its class and the element taking it to the representative (the
+/// least rank of its class), and per class `(representative, stabiliser)`.
+fn classify(symmetries: &OrientedSymmetries, n: usize, ranks: &[u64]) -> (Vec<u32>, Vec<u16>, Vec<(u64, u32)>) {
+    let size = factorial(n) as usize;
+    let (mut class_of, mut via) = (vec![u32::MAX; size], vec![0u16; size]);
+    let mut classes = Vec::new();
+    let inverse: Vec<usize> = (0..symmetries.order()).map(|k| symmetries.inverse_of(k)).collect();
+    let mut image = vec![0u8; n];
+    for &rank in ranks {
+        if class_of[rank as usize] != u32::MAX {
+            continue;
+        }
+        let rep = unrank_perm(rank, n);
+        let class = classes.len() as u32;
+        let mut stabilizer = 0u32;
+        for (k, &back) in inverse.iter().enumerate() {
+            symmetries.conjugate_cells(k, &rep, &mut image);
+            let r = rank_perm(&image) as usize;
+            if r as u64 == rank {
+                stabilizer += 1;
+            }
+            if class_of[r] == u32::MAX {
+                class_of[r] = class;
+                via[r] = back as u16;
+            }
+        }
+        classes.push((rank, stabilizer));
+    }
+    (class_of, via, classes)
+}
