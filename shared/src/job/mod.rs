@@ -233,8 +233,18 @@ fn plan_oriented(
     shard_pieces: Option<usize>,
     group_order: u128,
 ) -> Result<Option<OrientedSpace>, String> {
-    if shard_pieces.is_some_and(|k| k > 0) || puzzle.reduction_off() {
+    let oriented = puzzle.coding.as_ref().is_some_and(|c| c.has_orientation());
+    if !oriented || shard_pieces.is_some_and(|k| k > 0) || puzzle.reduction_off() {
         return Ok(None);
+    }
+    // Checked before searching: the search can take a second where it
+    // gives up, and most twisty puzzles have too many slots.
+    if crate::space::rank::factorial(puzzle.slots) > crate::space::oriented::MAX_ARRANGEMENT_TABLE {
+        return Err(format!(
+            "the reduced space of oriented pieces tabulates every arrangement, and {}! are more than its {}",
+            puzzle.slots,
+            crate::space::oriented::MAX_ARRANGEMENT_TABLE
+        ));
     }
     let Ok(symmetries) = crate::puzzle::symmetry::oriented::find_oriented_symmetries(puzzle) else {
         return Ok(None);
