@@ -170,32 +170,6 @@ impl fmt::Debug for Perm {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn compose_inverse_and_parity() {
-        let a = Perm::from_images(vec![1, 2, 0, 3]).unwrap(); // (1,2,3)
-        let b = Perm::from_images(vec![0, 1, 3, 2]).unwrap(); // (3,4)
-        assert!(a.after(&a.inverse()).is_identity());
-        assert!(a.is_even());
-        assert!(!b.is_even());
-        assert!(!a.after(&b).is_even());
-        assert_eq!(a.to_string(), "(1,2,3)");
-        assert_eq!(a.after(&b).images(), &[1, 2, 3, 0]);
-        assert_eq!((a.order(), b.order(), a.after(&b).order()), (3, 2, 4));
-        assert_eq!(Perm::identity(5).order(), 1);
-        assert_eq!(a.after(&b).cycles_from(0), "(0,1,2,3)");
-    }
-
-    #[test]
-    fn rejects_non_permutations() {
-        assert!(Perm::from_images(vec![0, 0]).is_err());
-        assert!(Perm::from_images(vec![0, 2]).is_err());
-    }
-}
-
 /// The orbits of the points `0..n` under maps whose images of a point `x`
 /// are `images(x)`: each orbit ascending, orbits in order of their least
 /// point.
@@ -222,4 +196,30 @@ pub fn orbits_of(n: usize, mut images: impl FnMut(usize) -> Vec<usize>) -> Vec<V
         orbits.push(orbit);
     }
     orbits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compose_inverse_and_parity() {
+        let a = Perm::from_images(vec![1, 2, 0, 3]).unwrap(); // (1,2,3)
+        let b = Perm::from_images(vec![0, 1, 3, 2]).unwrap(); // (3,4)
+        assert!(a.after(&a.inverse()).is_identity());
+        assert!(a.is_even());
+        assert!(!b.is_even());
+        assert!(!a.after(&b).is_even());
+        assert_eq!(a.to_string(), "(1,2,3)");
+        assert_eq!(a.after(&b).images(), &[1, 2, 3, 0]);
+        assert_eq!((a.order(), b.order(), a.after(&b).order()), (3, 2, 4));
+        assert_eq!(Perm::identity(5).order(), 1);
+        assert_eq!(a.after(&b).cycles_from(0), "(0,1,2,3)");
+    }
+
+    #[test]
+    fn rejects_non_permutations() {
+        assert!(Perm::from_images(vec![0, 0]).is_err());
+        assert!(Perm::from_images(vec![0, 2]).is_err());
+    }
 }
