@@ -9,6 +9,7 @@ pub mod cube;
 pub mod netns;
 pub mod procs;
 pub mod published;
+pub mod pyraminx;
 pub mod run;
 pub mod sshfs;
 pub mod symmetry;

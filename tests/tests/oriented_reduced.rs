@@ -13,6 +13,7 @@
 
 use cayley_shared::space::Space;
 use cayley_tests::cube::{cube_sticker_generators, cube_sticker_symmetries, cube_tws};
+use cayley_tests::pyraminx::{pyraminx_sticker_generators, pyraminx_sticker_symmetries, pyraminx_tws};
 use cayley_tests::run::{assert_words_solve, run_complete, Finished};
 use cayley_tests::symmetry::classes_by_depth;
 use cayley_tests::{cayley, cayley_env, json_u64s, published_table, read_json, test_dir};
@@ -73,4 +74,25 @@ fn a_reduced_cube_stopped_by_a_full_disk_resumes_to_the_published_table() {
         published_table("cube-tables.csv", "corners-htm")
     );
     assert_eq!(result["symmetries"], 48);
+}
+
+#[test]
+fn the_tipless_pyraminx_reduced_by_its_24_symmetries_matches_a_plain_search() {
+    // Axial pieces turn in place (free twists, orbits of one slot) and
+    // edges form a second orbit: arrangements ranked orbit by orbit.
+    let dir = test_dir();
+    let path = dir.path().join("pyraminx.tws");
+    std::fs::write(&path, pyraminx_tws()).unwrap();
+    let run = run_complete(&format!("tws:{} --antipodes 5", path.display()));
+    let Space::Oriented(space) = &run.job.space else {
+        panic!("reduced by its symmetries of slots and twists")
+    };
+    let motions = pyraminx_sticker_symmetries();
+    assert_eq!(motions.len(), 24, "the tetrahedron's rotations and mirror images");
+    assert_eq!(space.order(), 24);
+    let (states, classes) = classes_by_depth(&pyraminx_sticker_generators(), &motions);
+    assert_eq!(states.iter().sum::<u64>(), 933_120, "the tipless pyraminx's positions");
+    assert_eq!(run.result.depths, states);
+    assert_eq!(run.result.depths_reduced, classes);
+    assert_words_solve(&run);
 }

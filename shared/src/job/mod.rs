@@ -12,7 +12,7 @@ use crate::puzzle::Puzzle;
 use crate::space::codec::{Codec, CodecInput};
 use crate::space::layout::{Layout, LayoutError, DEFAULT_LOW_PIECES, TARGET_SHARD_BYTES};
 use crate::space::oriented::OrientedSpace;
-use crate::space::reduced::{ReducedSpace, FOUND_FAST_ANYWAY, FOUND_MIN_REDUCTION};
+use crate::space::reduced::{ReducedSpace, FOUND_FAST_ANYWAY};
 use crate::space::Space;
 use crate::units::human_bytes;
 
@@ -222,11 +222,18 @@ fn ranked_by_group(
     loose && !reduction_wins && !asked_blocks
 }
 
+/// Least reduction (states over stored bits) for which the oriented space
+/// is used on spaces of 2¹⁶ states or more. Its kernel is faster per stored
+/// bit than the coded one: the pyraminx, reduced 3.6-fold, ran in 1.36 s
+/// and 100 MiB against 3.77 s and 128 MiB (BENCHMARKS.md, "The 2×2×2
+/// reduced"); at 2-fold the two would be about even.
+const ORIENTED_MIN_REDUCTION: u128 = 2;
+
 /// The space of a coded puzzle of distinct oriented pieces reduced by its
 /// symmetries (found by search): `Ok(None)` when it has none, or when
 /// `--shard-pieces` asks for the piece layout (a recorded 0 does not: a
 /// reduced job records no shard pieces); why not, when it has some that
-/// cannot be used or do not pay, as for found slot symmetries: a 4-fold
+/// cannot be used or do not pay: an [`ORIENTED_MIN_REDUCTION`]-fold
 /// saving, or any on a space too small for the time to matter.
 fn plan_oriented(
     puzzle: &Puzzle,
@@ -239,10 +246,11 @@ fn plan_oriented(
     }
     // Checked before searching: the search can take a second where it
     // gives up, and most twisty puzzles have too many slots.
-    if crate::space::rank::factorial(puzzle.slots) > crate::space::oriented::MAX_ARRANGEMENT_TABLE {
+    let ranks = crate::space::oriented::arrangement_ranks(puzzle);
+    if ranks > crate::space::oriented::MAX_ARRANGEMENT_TABLE {
         return Err(format!(
-            "the reduced space of oriented pieces tabulates every arrangement, and {}! are more than its {}",
-            puzzle.slots,
+            "the reduced space of oriented pieces tabulates every arrangement, and {} are more than its {}",
+            ranks,
             crate::space::oriented::MAX_ARRANGEMENT_TABLE
         ));
     }
@@ -259,12 +267,12 @@ fn plan_oriented(
     let pays = if group_order < FOUND_FAST_ANYWAY {
         stored < group_order
     } else {
-        stored * FOUND_MIN_REDUCTION <= group_order
+        stored * ORIENTED_MIN_REDUCTION <= group_order
     };
     if !pays {
         return Err(format!(
             "{} symmetries of slots and twists would store {} bits for {} states, and below a {}-fold reduction the unreduced ranking is faster",
-            order, stored, group_order, FOUND_MIN_REDUCTION
+            order, stored, group_order, ORIENTED_MIN_REDUCTION
         ));
     }
     Ok(Some(space))

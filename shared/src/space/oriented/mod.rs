@@ -5,7 +5,7 @@
 //! twist per slot. The puzzle's symmetries
 //! ([`crate::puzzle::symmetry::oriented`]) act on arrangements by their
 //! slot maps alone, so arrangements fall into classes; each class is
-//! represented by its least arrangement (Lehmer rank), and its **block**
+//! represented by its least arrangement (rank, `arrangements.rs`), and its **block**
 //! holds one bit per twist vector of that arrangement: the state `(p, t)`
 //! with `p` a representative. Any other state is stored as the conjugate
 //! that brings its arrangement to the representative. A conjugation's
@@ -28,11 +28,17 @@
 //! arrangement may be used. A stored bit of a class stands for
 //! `|Σ| / |Stab(p)|` states; shards hold classes of one stabiliser order.
 
-use crate::puzzle::symmetry::oriented::OrientedSymmetries;
-use crate::puzzle::{Move, Puzzle};
-use crate::space::rank::{factorial, rank_perm, unrank_perm};
+mod affine;
+mod arrangements;
 
-/// Most arrangements tabulated (`n!` entries of 6 bytes).
+pub use affine::AffineMap;
+use arrangements::{slot_orbits, Arrangements};
+
+use crate::puzzle::symmetry::oriented::OrientedSymmetries;
+use crate::puzzle::Puzzle;
+
+/// Most arrangements tabulated (`Π k!` over orbits of `k` slots, entries of
+/// 6 bytes).
 pub const MAX_ARRANGEMENT_TABLE: u128 = 1 << 22;
 
 /// Most twist vectors of a block (indices are 32-bit, tables per half).
@@ -59,11 +65,13 @@ pub struct OrientedSpace {
     valid: Vec<u64>,
     /// Block indices split as `lo + split · hi` for the half tables.
     split: u64,
-    /// Per Lehmer rank of an arrangement: its class, `u32::MAX` when unreachable.
+    /// How arrangements are ranked.
+    arrangements: Arrangements,
+    /// Per rank of an arrangement: its class, `u32::MAX` when unreachable.
     class_of: Vec<u32>,
-    /// Per Lehmer rank: the element that maps it to its class's representative.
+    /// Per rank: the element that maps it to its class's representative.
     via: Vec<u16>,
-    /// Per class: the representative's Lehmer rank.
+    /// Per class: the representative's rank.
     reps: Vec<u64>,
     /// Per class: the order of the representative's stabiliser.
     stabilizer: Vec<u32>,
@@ -77,35 +85,47 @@ impl OrientedSpace {
     pub fn plan(puzzle: &Puzzle, symmetries: OrientedSymmetries, group_order: u128) -> Result<OrientedSpace, String> {
         let coding = puzzle.coding.as_ref().ok_or("not a coded puzzle")?;
         let n = puzzle.slots;
-        if factorial(n) > MAX_ARRANGEMENT_TABLE {
-            return Err(format!("{}! arrangements are too many to tabulate", n));
+        let orbits = slot_orbits(puzzle);
+        let ranking = Arrangements::new(puzzle, &orbits);
+        if ranking.size() > MAX_ARRANGEMENT_TABLE {
+            return Err(format!("{} arrangements are too many to tabulate", ranking.size()));
         }
         let modulus = coding.modulus.clone();
-        let orbits = slot_orbits(puzzle);
-        // Twists independent of the arrangement: sums kept per orbit.
-        for m in &puzzle.moves {
-            for orbit in &orbits {
-                let k = u32::from(modulus[orbit[0]]);
+        // The twist sums an orbit reaches: multiples of the gcd of the
+        // changes its moves make (all sums when some move changes it by 1).
+        let mut sum_step = Vec::with_capacity(orbits.len());
+        for orbit in &orbits {
+            let k = u32::from(modulus[orbit[0]]);
+            if orbit.iter().any(|&s| u32::from(modulus[s]) != k) {
+                return Err("an orbit's slots have different orientation moduli".into());
+            }
+            let step = puzzle.moves.iter().fold(k, |g, m| {
                 let sum: u32 = orbit
                     .iter()
                     .map(|&s| u32::from(m.twist.get(s).copied().unwrap_or(0)))
                     .sum();
-                if orbit.iter().any(|&s| u32::from(modulus[s]) != k) || sum % k != 0 {
-                    return Err(format!("move {} changes the twist sum of an orbit", m.name));
-                }
-            }
+                gcd(g, sum % k)
+            });
+            sum_step.push(step);
         }
-        let arrangements = reachable_arrangements(puzzle);
+        let arrangements = ranking.reachable(puzzle);
         let lattice: u128 = orbits
             .iter()
-            .map(|o| u128::from(modulus[o[0]]).pow(o.len() as u32 - 1))
+            .zip(&sum_step)
+            .map(|(o, &step)| {
+                let k = u128::from(modulus[o[0]]);
+                k.pow(o.len() as u32 - 1) * (k / u128::from(step))
+            })
             .product();
         if arrangements.len() as u128 * lattice != group_order {
             return Err("the twists are not independent of the arrangement".into());
         }
+        // A slot alone in its orbit whose sum never changes keeps twist 0.
         let mut radix = modulus.clone();
-        for orbit in orbits.iter().filter(|o| o.len() == 1) {
-            radix[orbit[0]] = 1;
+        for (orbit, &step) in orbits.iter().zip(&sum_step) {
+            if orbit.len() == 1 && step == u32::from(modulus[orbit[0]]) {
+                radix[orbit[0]] = 1;
+            }
         }
         let block_states: u64 = radix.iter().map(|&m| u64::from(m)).product();
         if block_states > MAX_BLOCK_STATES {
@@ -124,15 +144,15 @@ impl OrientedSpace {
         let block_words = block_states.div_ceil(64) as usize;
         let mut valid = vec![0u64; block_words];
         for index in 0..block_states {
-            let ok = orbits.iter().all(|o| {
+            let ok = orbits.iter().zip(&sum_step).all(|(o, &step)| {
                 let k = u64::from(radix[o[0]]);
-                k == 1 || o.iter().map(|&s| (index / stride[s]) % k).sum::<u64>() % k == 0
+                k == 1 || o.iter().map(|&s| (index / stride[s]) % k).sum::<u64>() % u64::from(step) == 0
             });
             if ok {
                 valid[(index / 64) as usize] |= 1 << (index % 64);
             }
         }
-        let (class_of, via, found) = classify(&symmetries, n, &arrangements);
+        let (class_of, via, found) = ranking.classify(&symmetries, &arrangements);
         // Shards hold classes of one stabiliser order (one weight each).
         let mut order: Vec<usize> = (0..found.len()).collect();
         order.sort_by_key(|&c| (std::cmp::Reverse(found[c].1), found[c].0));
@@ -162,6 +182,7 @@ impl OrientedSpace {
             block_words,
             valid,
             split,
+            arrangements: ranking,
             class_of,
             via,
             reps: classes.iter().map(|c| c.0).collect(),
@@ -224,13 +245,13 @@ impl OrientedSpace {
 
     /// The representative arrangement of `class`.
     pub fn rep(&self, class: usize) -> Vec<u8> {
-        unrank_perm(self.reps[class], self.modulus.len())
+        self.arrangements.unrank(self.reps[class])
     }
 
     /// The class of an arrangement and the element that maps it to the
     /// class's representative.
     pub fn canonical(&self, cells: &[u8]) -> (usize, usize) {
-        let rank = rank_perm(cells) as usize;
+        let rank = self.arrangements.rank(cells) as usize;
         (self.class_of[rank] as usize, usize::from(self.via[rank]))
     }
 
@@ -311,153 +332,16 @@ impl OrientedSpace {
     }
 }
 
-/// The map of a block's twists that a move undone and a conjugation make:
-/// target slot `z`'s twist `v` becomes `unit·v + constant` at `dest`.
-pub struct AffineMap {
-    /// Per slot `z` of the target: the source slot its twist lands in.
-    dest: Vec<u8>,
-    unit: Vec<u8>,
-    constant: Vec<u8>,
+/// The number of arrangement ranks of `puzzle` (`Π k!` over its orbits of
+/// slots), to check [`MAX_ARRANGEMENT_TABLE`] before searching symmetries.
+pub fn arrangement_ranks(puzzle: &Puzzle) -> u128 {
+    Arrangements::new(puzzle, &slot_orbits(puzzle)).size()
 }
 
-impl AffineMap {
-    /// For the block of arrangement `p`: `x = inverse(y)` (or `y` itself)
-    /// conjugated by element `k`. Returns the map from `y`'s twists to
-    /// those `c_k(x)` is stored with.
-    pub fn new(space: &OrientedSpace, p: &[u8], inverse: Option<&Move>, k: usize) -> AffineMap {
-        let e = &space.symmetries.elements[k];
-        let n = p.len();
-        let (mut dest, mut unit, mut constant) = (vec![0u8; n], vec![0u8; n], vec![0u8; n]);
-        for z in 0..n {
-            let (y, pre) = match inverse {
-                Some(m) => (m.perm[z] as usize, m.twist.get(z).copied().unwrap_or(0)),
-                None => (z, 0),
-            };
-            let k_mod = u32::from(space.modulus[z]);
-            let u = u32::from(e.unit[y]);
-            let home = space.symmetries.home_of(p[z]);
-            dest[z] = e.slots[y];
-            unit[z] = e.unit[y];
-            constant[z] =
-                ((u * u32::from(pre) + u32::from(e.offset[y]) + k_mod - u32::from(e.offset[home])) % k_mod) as u8;
-        }
-        AffineMap { dest, unit, constant }
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
-
-    /// Half tables of the map on block indices (`backward`: target index to
-    /// source index; else source to target): an index `i` maps to
-    /// `lo[i % split] + hi[i / split]`.
-    pub fn tables(&self, space: &OrientedSpace, forward: bool) -> (Vec<u32>, Vec<u32>) {
-        // Terms (input slot, output slot, scale, constant) per digit.
-        let mut terms: Vec<(usize, usize, u32, u32)> = (0..self.dest.len())
-            .filter(|&z| space.radix[z] > 1)
-            .map(|z| {
-                let k = u32::from(space.modulus[z]);
-                let (u, c) = (u32::from(self.unit[z]), u32::from(self.constant[z]));
-                if forward {
-                    // v = u·t + c  ⇒  t = u⁻¹·(v − c).
-                    let inv = (1..k).find(|&w| w * u % k == 1).expect("a unit");
-                    (self.dest[z] as usize, z, inv, (k - inv * c % k) % k)
-                } else {
-                    (z, self.dest[z] as usize, u, c)
-                }
-            })
-            .collect();
-        // Digits in index order: each half is built digit after digit.
-        terms.sort_by_key(|t| space.stride[t.0]);
-        let half = |low: bool| -> Vec<u32> {
-            let (first, size) = if low {
-                (1u64, space.split)
-            } else {
-                (space.split, space.block_states / space.split)
-            };
-            let mut table = vec![0u32; size as usize];
-            let mut filled = 1usize;
-            for &(input, output, scale, constant) in &terms {
-                let stride = space.stride[input];
-                if (stride >= space.split) == low {
-                    continue;
-                }
-                let k = u64::from(space.modulus[input]);
-                let local = (stride / first) as usize;
-                debug_assert_eq!(local, filled);
-                for v in (0..k).rev() {
-                    let value = (scale as u64 * v + constant as u64) % k;
-                    let contribution = (value * space.stride[output]) as u32;
-                    for i in 0..filled {
-                        table[v as usize * local + i] = table[i] + contribution;
-                    }
-                }
-                filled *= k as usize;
-            }
-            table
-        };
-        (half(true), half(false))
-    }
-}
-
-/// The orbits of the moves on slots, each ascending.
-fn slot_orbits(puzzle: &Puzzle) -> Vec<Vec<usize>> {
-    crate::puzzle::perm::orbits_of(puzzle.slots, |s| {
-        puzzle.moves.iter().map(|m| m.perm[s] as usize).collect()
-    })
-}
-
-/// Lehmer ranks of every arrangement the moves reach from solved.
-fn reachable_arrangements(puzzle: &Puzzle) -> Vec<u64> {
-    let n = puzzle.slots;
-    let mut seen = vec![false; factorial(n) as usize];
-    let start = puzzle.solved[..n].to_vec();
-    seen[rank_perm(&start) as usize] = true;
-    let mut queue = vec![start];
-    let mut next = 0;
-    let mut out = vec![0u8; n];
-    while next < queue.len() {
-        for m in &puzzle.moves {
-            for s in 0..n {
-                out[m.perm[s] as usize] = queue[next][s];
-            }
-            let r = rank_perm(&out) as usize;
-            if !seen[r] {
-                seen[r] = true;
-                queue.push(out.clone());
-            }
-        }
-        next += 1;
-    }
-    let mut ranks: Vec<u64> = queue.iter().map(|p| rank_perm(p)).collect();
-    ranks.sort_unstable();
-    ranks
-}
-
-/// Classes of the arrangements `ranks` (ascending) under the symmetries:
-/// per rank its class and the element taking it to the representative (the
-/// least rank of its class), and per class `(representative, stabiliser)`.
-fn classify(symmetries: &OrientedSymmetries, n: usize, ranks: &[u64]) -> (Vec<u32>, Vec<u16>, Vec<(u64, u32)>) {
-    let size = factorial(n) as usize;
-    let (mut class_of, mut via) = (vec![u32::MAX; size], vec![0u16; size]);
-    let mut classes = Vec::new();
-    let inverse: Vec<usize> = (0..symmetries.order()).map(|k| symmetries.inverse_of(k)).collect();
-    let mut image = vec![0u8; n];
-    for &rank in ranks {
-        if class_of[rank as usize] != u32::MAX {
-            continue;
-        }
-        let rep = unrank_perm(rank, n);
-        let class = classes.len() as u32;
-        let mut stabilizer = 0u32;
-        for (k, &back) in inverse.iter().enumerate() {
-            symmetries.conjugate_cells(k, &rep, &mut image);
-            let r = rank_perm(&image) as usize;
-            if r as u64 == rank {
-                stabilizer += 1;
-            }
-            if class_of[r] == u32::MAX {
-                class_of[r] = class;
-                via[r] = back as u16;
-            }
-        }
-        classes.push((rank, stabilizer));
-    }
-    (class_of, via, classes)
 }

@@ -1,0 +1,164 @@
+//! Arrangements (the class in each slot) of distinct pieces, ranked orbit
+//! by orbit, and their classes under the symmetries.
+//!
+//! Pieces never leave the orbit of their home slot, so an arrangement is a
+//! permutation within each orbit of slots: its rank is the mixed-radix
+//! number of one Lehmer rank per orbit, `Π k!` ranks for orbits of `k`
+//! slots, not `n!` (the pyraminx's 14 slots: 6! for its edges, 1 for each
+//! fixed tip and centre).
+
+use crate::puzzle::symmetry::oriented::OrientedSymmetries;
+use crate::puzzle::Puzzle;
+use crate::space::rank::{factorial, rank_perm, unrank_perm};
+
+/// The ranking of arrangements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Arrangements {
+    /// Slots of each orbit, ascending.
+    orbits: Vec<Vec<u8>>,
+    /// Each slot's index in its orbit.
+    position: Vec<u8>,
+    /// Home slot of each class, and class of each home slot.
+    home_of: Vec<u8>,
+    class_at: Vec<u8>,
+    /// Place value of each orbit's Lehmer rank.
+    place: Vec<u64>,
+    /// Number of ranks, `Π k!`.
+    size: u128,
+}
+
+impl Arrangements {
+    /// The ranking of `puzzle`'s arrangements (distinct pieces).
+    pub fn new(puzzle: &Puzzle, orbits: &[Vec<usize>]) -> Arrangements {
+        let n = puzzle.slots;
+        let mut position = vec![0u8; n];
+        for orbit in orbits {
+            for (j, &s) in orbit.iter().enumerate() {
+                position[s] = j as u8;
+            }
+        }
+        let (mut home_of, mut class_at) = (vec![0u8; n], vec![0u8; n]);
+        for (slot, &class) in puzzle.solved[..n].iter().enumerate() {
+            home_of[class as usize] = slot as u8;
+            class_at[slot] = class;
+        }
+        let mut place = Vec::with_capacity(orbits.len());
+        let mut size = 1u128;
+        for orbit in orbits {
+            place.push(u64::try_from(size).unwrap_or(u64::MAX));
+            // 34! is past u128: larger orbits only say "too many".
+            let ranks = if orbit.len() <= 30 {
+                factorial(orbit.len())
+            } else {
+                u128::MAX
+            };
+            size = size.saturating_mul(ranks);
+        }
+        Arrangements {
+            orbits: orbits.iter().map(|o| o.iter().map(|&s| s as u8).collect()).collect(),
+            position,
+            home_of,
+            class_at,
+            place,
+            size,
+        }
+    }
+
+    /// Number of ranks.
+    pub fn size(&self) -> u128 {
+        self.size
+    }
+
+    /// Rank of an arrangement whose pieces sit in their home orbits.
+    pub fn rank(&self, cells: &[u8]) -> u64 {
+        let mut local = [0u8; 64];
+        let mut rank = 0u64;
+        for (orbit, &place) in self.orbits.iter().zip(&self.place) {
+            for (j, &s) in orbit.iter().enumerate() {
+                local[j] = self.position[self.home_of[cells[s as usize] as usize] as usize];
+            }
+            rank += rank_perm(&local[..orbit.len()]) * place;
+        }
+        rank
+    }
+
+    /// The arrangement of rank `rank`.
+    pub fn unrank(&self, rank: u64) -> Vec<u8> {
+        let mut cells = vec![0u8; self.position.len()];
+        for (o, orbit) in self.orbits.iter().enumerate() {
+            let radix = factorial(orbit.len()) as u64;
+            let local = unrank_perm((rank / self.place[o]) % radix, orbit.len());
+            for (j, &s) in orbit.iter().enumerate() {
+                cells[s as usize] = self.class_at[orbit[local[j] as usize] as usize];
+            }
+        }
+        cells
+    }
+
+    /// Ranks of every arrangement the moves reach from solved, ascending.
+    pub fn reachable(&self, puzzle: &Puzzle) -> Vec<u64> {
+        let n = puzzle.slots;
+        let mut seen = vec![false; self.size as usize];
+        let start = puzzle.solved[..n].to_vec();
+        seen[self.rank(&start) as usize] = true;
+        let mut queue = vec![start];
+        let mut next = 0;
+        let mut out = vec![0u8; n];
+        while next < queue.len() {
+            for m in &puzzle.moves {
+                for s in 0..n {
+                    out[m.perm[s] as usize] = queue[next][s];
+                }
+                let r = self.rank(&out) as usize;
+                if !seen[r] {
+                    seen[r] = true;
+                    queue.push(out.clone());
+                }
+            }
+            next += 1;
+        }
+        let mut ranks: Vec<u64> = queue.iter().map(|p| self.rank(p)).collect();
+        ranks.sort_unstable();
+        ranks
+    }
+
+    /// Classes of the arrangements `ranks` (ascending) under the
+    /// symmetries: per rank its class and the element taking it to the
+    /// representative (the least rank of its class), and per class
+    /// `(representative, stabiliser order)`.
+    pub fn classify(&self, symmetries: &OrientedSymmetries, ranks: &[u64]) -> (Vec<u32>, Vec<u16>, Vec<(u64, u32)>) {
+        let size = self.size as usize;
+        let (mut class_of, mut via) = (vec![u32::MAX; size], vec![0u16; size]);
+        let mut classes = Vec::new();
+        let inverse: Vec<usize> = (0..symmetries.order()).map(|k| symmetries.inverse_of(k)).collect();
+        let mut image = vec![0u8; self.position.len()];
+        for &rank in ranks {
+            if class_of[rank as usize] != u32::MAX {
+                continue;
+            }
+            let rep = self.unrank(rank);
+            let class = classes.len() as u32;
+            let mut stabilizer = 0u32;
+            for (k, &back) in inverse.iter().enumerate() {
+                symmetries.conjugate_cells(k, &rep, &mut image);
+                let r = self.rank(&image) as usize;
+                if r as u64 == rank {
+                    stabilizer += 1;
+                }
+                if class_of[r] == u32::MAX {
+                    class_of[r] = class;
+                    via[r] = back as u16;
+                }
+            }
+            classes.push((rank, stabilizer));
+        }
+        (class_of, via, classes)
+    }
+}
+
+/// The orbits of the moves on slots, each ascending.
+pub fn slot_orbits(puzzle: &Puzzle) -> Vec<Vec<usize>> {
+    crate::puzzle::perm::orbits_of(puzzle.slots, |s| {
+        puzzle.moves.iter().map(|m| m.perm[s] as usize).collect()
+    })
+}
