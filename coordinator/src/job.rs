@@ -45,16 +45,24 @@ pub fn plan_job(args: &PuzzleArgs) -> anyhow::Result<Job> {
 /// piece (or class) makes shards about `n − k` times smaller.
 const FINER_PLANS_TRIED: usize = 3;
 
+/// A finer shard plan that fits a budget the planned one does not.
+pub struct FinerPlan {
+    /// Its `--shard-pieces`.
+    pub shard_pieces: usize,
+    /// "K shards of S, at least M in all".
+    pub describe: String,
+}
+
 /// When `job` (planned from `args`) does not fit `budget`: the first of the
 /// next few (`FINER_PLANS_TRIED`) `--shard-pieces` values whose plan, made as
-/// the command line makes it, fits, as the end of the refusal (", or
-/// --shard-pieces K (…)"). A task holds its sources, so smaller shards
-/// shrink its floor toward the tables: twsearch's `ufo` needs 148.5 MiB
-/// with 12 shards and 68.1 MiB with 1,320. None for a space reduced by
-/// symmetry (sharded by key classes) and for plans that rank more states
-/// (`--shard-pieces` asks for the block layout or class digits, which can
-/// rank far more than a group's ranking: `233` goes from 8!·8! to 16!).
-pub fn finer_plan_fitting(args: &PuzzleArgs, job: &Job, budget: u64) -> Option<String> {
+/// the command line makes it, fits. A task holds its sources, so smaller
+/// shards shrink its floor toward the tables: twsearch's `ufo` needs
+/// 148.5 MiB with 12 shards and 68.1 MiB with 1,320. None for a space
+/// reduced by symmetry (sharded by classes) and for plans that rank more
+/// states (`--shard-pieces` asks for the block layout or class digits,
+/// which can rank far more than a group's ranking: `233` goes from 8!·8!
+/// to 16!).
+pub fn finer_plan_fitting(args: &PuzzleArgs, job: &Job, budget: u64) -> Option<FinerPlan> {
     if matches!(job.space, Space::Reduced(_) | Space::Oriented(_)) {
         return None;
     }
@@ -63,18 +71,18 @@ pub fn finer_plan_fitting(args: &PuzzleArgs, job: &Job, budget: u64) -> Option<S
         let mut finer_args = args.clone();
         finer_args.shard_pieces = Some(k);
         let finer = plan_job(&finer_args).ok()?;
-        if matches!(finer.space, Space::Reduced(_)) || finer.space.states() > job.space.states() {
+        if matches!(finer.space, Space::Reduced(_) | Space::Oriented(_)) || finer.space.states() > job.space.states() {
             return None;
         }
         let req = requirements(&finer);
-        (req.min_worker_bytes <= budget).then(|| {
-            format!(
-                ", or --shard-pieces {} ({} shards of {}, at least {} in all)",
-                k,
+        (req.min_worker_bytes <= budget).then(|| FinerPlan {
+            shard_pieces: k,
+            describe: format!(
+                "{} shards of {}, at least {} in all",
                 req.shards,
                 human_bytes(req.shard_bytes as u128),
                 human_bytes(req.min_worker_bytes as u128)
-            )
+            ),
         })
     })
 }

@@ -46,14 +46,34 @@ fn scratch_of(args: &RunArgs, job: &Job) -> PathBuf {
 /// Plans the job, checks memory and disk, and runs it to the end with
 /// in-process workers, writing the results into the `--out` folder. The
 /// table tests call this too, with arguments parsed as the command line's.
-pub fn run(args: RunArgs) -> anyhow::Result<Finished> {
-    let job = plan_job(&args.puzzle)?;
+pub fn run(mut args: RunArgs) -> anyhow::Result<Finished> {
+    let mut job = plan_job(&args.puzzle)?;
     args.keep_levels.check_for(&job)?;
     let budget = crate::local::local_budget(&args.local);
     if let Err(too_small) = cayley_shared::search::resources::check_budget(&job, budget) {
-        // A new job: name the finer shard plan that fits, if there is one.
-        let finer = crate::job::finer_plan_fitting(&args.puzzle, &job, budget);
-        return Err(anyhow::anyhow!("{}{}", too_small, finer.unwrap_or_default()));
+        // A new job: a finer shard plan that fits is taken when the shard
+        // plan was left to cayley, and named when it was asked for.
+        match crate::job::finer_plan_fitting(&args.puzzle, &job, budget) {
+            Some(finer) if args.puzzle.shard_pieces.is_none() => {
+                if !args.local.quiet {
+                    eprintln!(
+                        "note: {}; planned with --shard-pieces {} instead ({})",
+                        too_small, finer.shard_pieces, finer.describe
+                    );
+                }
+                args.puzzle.shard_pieces = Some(finer.shard_pieces);
+                job = plan_job(&args.puzzle)?;
+            }
+            Some(finer) => {
+                anyhow::bail!(
+                    "{}, or --shard-pieces {} ({})",
+                    too_small,
+                    finer.shard_pieces,
+                    finer.describe
+                )
+            }
+            None => return Err(anyhow::anyhow!("{}", too_small)),
+        }
     }
     let out_path = args
         .local

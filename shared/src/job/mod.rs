@@ -245,15 +245,9 @@ fn plan_oriented(
         return Ok(None);
     }
     // Checked before searching: the search can take a second where it
-    // gives up, and most twisty puzzles have too many slots.
-    let ranks = crate::space::oriented::arrangement_ranks(puzzle);
-    if ranks > crate::space::oriented::MAX_ARRANGEMENT_TABLE {
-        return Err(format!(
-            "the reduced space of oriented pieces tabulates every arrangement, and {} are more than its {}",
-            ranks,
-            crate::space::oriented::MAX_ARRANGEMENT_TABLE
-        ));
-    }
+    // gives up, and most twisty puzzles have too many slots or coupled twists.
+    let lattice = OrientedSpace::lattice(puzzle, group_order)
+        .map_err(|why| format!("symmetries of slots and twists are not looked for: {}", why))?;
     let Ok(symmetries) = crate::puzzle::symmetry::oriented::find_oriented_symmetries(puzzle) else {
         return Ok(None);
     };
@@ -261,7 +255,7 @@ fn plan_oriented(
         return Ok(None);
     }
     let order = symmetries.order();
-    let space = OrientedSpace::plan(puzzle, symmetries, group_order)
+    let space = OrientedSpace::plan(puzzle, symmetries, lattice)
         .map_err(|why| format!("{} symmetries of slots and twists, but {}", order, why))?;
     let stored = space.states();
     let pays = if group_order < FOUND_FAST_ANYWAY {

@@ -34,6 +34,7 @@ mod arrangements;
 pub use affine::AffineMap;
 use arrangements::{slot_orbits, Arrangements};
 
+use crate::puzzle::group::order_of_points;
 use crate::puzzle::symmetry::oriented::OrientedSymmetries;
 use crate::puzzle::Puzzle;
 
@@ -46,6 +47,16 @@ pub const MAX_BLOCK_STATES: u64 = 1 << 24;
 
 /// Classes per shard, at most.
 const CLASSES_PER_SHARD: usize = 64;
+
+/// The orbits of slots, their moduli and the twist sums they reach (every
+/// multiple of `sum_step`), once the twists are known to be independent of
+/// the arrangement.
+#[derive(Clone, Debug)]
+pub struct TwistLattice {
+    orbits: Vec<Vec<usize>>,
+    modulus: Vec<u8>,
+    sum_step: Vec<u32>,
+}
 
 /// The reduced space of distinct oriented pieces.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,15 +91,19 @@ pub struct OrientedSpace {
 }
 
 impl OrientedSpace {
-    /// The reduced space of `puzzle` (group order `group_order`), `Ok(None)`
-    /// when it has no symmetries, or why it cannot be reduced this way.
-    pub fn plan(puzzle: &Puzzle, symmetries: OrientedSymmetries, group_order: u128) -> Result<OrientedSpace, String> {
+    /// Checks that the twists of `puzzle` (group order `group_order`) are
+    /// independent of the arrangement, cheaply (no symmetry search, no
+    /// arrangement listed), and returns its twist lattice; or why not.
+    pub fn lattice(puzzle: &Puzzle, group_order: u128) -> Result<TwistLattice, String> {
         let coding = puzzle.coding.as_ref().ok_or("not a coded puzzle")?;
         let n = puzzle.slots;
         let orbits = slot_orbits(puzzle);
-        let ranking = Arrangements::new(puzzle, &orbits);
-        if ranking.size() > MAX_ARRANGEMENT_TABLE {
-            return Err(format!("{} arrangements are too many to tabulate", ranking.size()));
+        let ranks = Arrangements::new(puzzle, &orbits).size();
+        if ranks > MAX_ARRANGEMENT_TABLE {
+            return Err(format!(
+                "the reduced space of oriented pieces tabulates every arrangement, and {} are more than its {}",
+                ranks, MAX_ARRANGEMENT_TABLE
+            ));
         }
         let modulus = coding.modulus.clone();
         // The twist sums an orbit reaches: multiples of the gcd of the
@@ -108,18 +123,46 @@ impl OrientedSpace {
             });
             sum_step.push(step);
         }
-        let arrangements = ranking.reachable(puzzle);
-        let lattice: u128 = orbits
+        let lattice: u128 = orbits.iter().zip(&sum_step).fold(1u128, |product, (o, &step)| {
+            let k = u128::from(modulus[o[0]]);
+            let twists = k.checked_pow(o.len() as u32 - 1).unwrap_or(u128::MAX);
+            product.saturating_mul(twists.saturating_mul(k / u128::from(step)))
+        });
+        // The arrangements' group order first (Schreier–Sims on slots):
+        // listing them can take a tenth of a second where this refuses.
+        let slot_moves: Vec<Vec<u16>> = puzzle
+            .moves
             .iter()
-            .zip(&sum_step)
-            .map(|(o, &step)| {
-                let k = u128::from(modulus[o[0]]);
-                k.pow(o.len() as u32 - 1) * (k / u128::from(step))
-            })
-            .product();
-        if arrangements.len() as u128 * lattice != group_order {
+            .map(|m| m.perm.images().iter().map(|&x| u16::from(x)).collect())
+            .collect();
+        let arrangement_order = order_of_points(n, &slot_moves, &vec![1; n])
+            .to_u128()
+            .unwrap_or(u128::MAX);
+        if arrangement_order.saturating_mul(lattice) != group_order {
             return Err("the twists are not independent of the arrangement".into());
         }
+        Ok(TwistLattice {
+            orbits,
+            modulus,
+            sum_step,
+        })
+    }
+
+    /// The reduced space of `puzzle` by `symmetries`, on its `lattice`
+    /// ([`Self::lattice`]), or why it cannot be built.
+    pub fn plan(
+        puzzle: &Puzzle,
+        symmetries: OrientedSymmetries,
+        lattice: TwistLattice,
+    ) -> Result<OrientedSpace, String> {
+        let n = puzzle.slots;
+        let TwistLattice {
+            orbits,
+            modulus,
+            sum_step,
+        } = lattice;
+        let ranking = Arrangements::new(puzzle, &orbits);
+        let arrangements = ranking.reachable(puzzle);
         // A slot alone in its orbit whose sum never changes keeps twist 0.
         let mut radix = modulus.clone();
         for (orbit, &step) in orbits.iter().zip(&sum_step) {
@@ -330,12 +373,6 @@ impl OrientedSpace {
     pub fn split(&self) -> u64 {
         self.split
     }
-}
-
-/// The number of arrangement ranks of `puzzle` (`Π k!` over its orbits of
-/// slots), to check [`MAX_ARRANGEMENT_TABLE`] before searching symmetries.
-pub fn arrangement_ranks(puzzle: &Puzzle) -> u128 {
-    Arrangements::new(puzzle, &slot_orbits(puzzle)).size()
 }
 
 fn gcd(a: u32, b: u32) -> u32 {
