@@ -57,8 +57,11 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<Finished> {
             Some(finer) if args.puzzle.shard_pieces.is_none() => {
                 if !args.local.quiet {
                     eprintln!(
-                        "note: {}; planned with --shard-pieces {} instead ({})",
-                        too_small, finer.shard_pieces, finer.describe
+                        "note: one task of the default shard plan needs at least {}, more than the budget of {}; planned with --shard-pieces {} instead ({})",
+                        cayley_shared::units::human_bytes(requirements(&job).min_worker_bytes as u128),
+                        cayley_shared::units::human_bytes(budget as u128),
+                        finer.shard_pieces,
+                        finer.describe
                     );
                 }
                 args.puzzle.shard_pieces = Some(finer.shard_pieces);
