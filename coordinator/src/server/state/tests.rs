@@ -363,6 +363,15 @@ fn no_copy_of_a_task_that_is_on_time_or_when_backups_are_off() {
     let fast = h.state.register("fast".into(), 1, 0);
     let held = all_but_one_done(&mut h, slow, fast);
     hands.advance(Duration::from_secs(60));
+    // Under a second of running is too short to copy, however slow.
+    let (mut short, short_hands) = harness_with_lease(Duration::from_secs(600));
+    let (a, b) = (
+        short.state.register("a".into(), 1, 0),
+        short.state.register("b".into(), 1, 0),
+    );
+    all_but_one_done(&mut short, a, b);
+    short_hands.advance(Duration::from_millis(500));
+    assert!(matches!(short.state.lease(b), lease_reply::Reply::WaitMs(_)));
     // Nearly done: what is left takes less than an average task.
     let progress = TaskProgress {
         units_done: 999_999,
