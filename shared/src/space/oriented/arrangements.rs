@@ -96,30 +96,32 @@ impl Arrangements {
     }
 
     /// Ranks of every arrangement the moves reach from solved, ascending.
+    /// The queue holds ranks, not arrangements: 8 bytes each, at most
+    /// [`super::MAX_ARRANGEMENT_TABLE`] of them.
     pub fn reachable(&self, puzzle: &Puzzle) -> Vec<u64> {
         let n = puzzle.slots;
         let mut seen = vec![false; self.size as usize];
-        let start = puzzle.solved[..n].to_vec();
-        seen[self.rank(&start) as usize] = true;
+        let start = self.rank(&puzzle.solved[..n]);
+        seen[start as usize] = true;
         let mut queue = vec![start];
         let mut next = 0;
         let mut out = vec![0u8; n];
         while next < queue.len() {
+            let cells = self.unrank(queue[next]);
             for m in &puzzle.moves {
                 for s in 0..n {
-                    out[m.perm[s] as usize] = queue[next][s];
+                    out[m.perm[s] as usize] = cells[s];
                 }
-                let r = self.rank(&out) as usize;
-                if !seen[r] {
-                    seen[r] = true;
-                    queue.push(out.clone());
+                let r = self.rank(&out);
+                if !seen[r as usize] {
+                    seen[r as usize] = true;
+                    queue.push(r);
                 }
             }
             next += 1;
         }
-        let mut ranks: Vec<u64> = queue.iter().map(|p| self.rank(p)).collect();
-        ranks.sort_unstable();
-        ranks
+        queue.sort_unstable();
+        queue
     }
 
     /// Classes of the arrangements `ranks` (ascending) under the
