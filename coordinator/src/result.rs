@@ -128,11 +128,7 @@ impl RunResult {
             antipodes: antipodes
                 .iter()
                 .map(|a| AntipodeRecord {
-                    class_size: match &job.space {
-                        cayley_shared::space::Space::Reduced(r) => r.symmetries.orbit(&a.state).len() as u64,
-                        cayley_shared::space::Space::Oriented(o) => o.symmetries.orbit(&a.state).len() as u64,
-                        _ => 1,
-                    },
+                    class_size: job.space.class_of(&a.state).len() as u64,
                     state: puzzle.slot_contents(&a.state),
                     word: a
                         .solution

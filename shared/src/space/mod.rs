@@ -187,14 +187,19 @@ impl Space {
         }
     }
 
-    /// The least state of the class of symmetric states of `state` (the
-    /// state itself without reduction).
-    pub fn least_of_class(&self, state: &[u8]) -> Vec<u8> {
+    /// The class of symmetric states of `state`, ascending (the state
+    /// alone without reduction).
+    pub fn class_of(&self, state: &[u8]) -> Vec<Vec<u8>> {
         match self {
-            Space::Reduced(r) => r.symmetries.orbit(state).swap_remove(0),
-            Space::Oriented(o) => o.symmetries.orbit(state).swap_remove(0),
-            _ => state.to_vec(),
+            Space::Reduced(r) => r.symmetries.orbit(state),
+            Space::Oriented(o) => o.symmetries.orbit(state),
+            _ => vec![state.to_vec()],
         }
+    }
+
+    /// The least state of the class of symmetric states of `state`.
+    pub fn least_of_class(&self, state: &[u8]) -> Vec<u8> {
+        self.class_of(state).swap_remove(0)
     }
 
     /// Order of the symmetry group reduced by (1 without reduction).

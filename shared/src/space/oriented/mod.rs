@@ -358,7 +358,7 @@ impl OrientedSpace {
         total
     }
 
-    /// The orbit-size order of the symmetries.
+    /// Number of symmetries reduced by.
     pub fn order(&self) -> usize {
         self.symmetries.order()
     }
