@@ -128,7 +128,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
         // workers here would be worse than useless: the server stops as soon
         // as it sees the job is over, and a worker still building its tables
         // then retried the vanished server for 10 s before giving up.
-        return write_results(job, &state, &out, local.antipodes);
+        return write_results(job, &state, &out, &local);
     }
     if !local.quiet {
         eprintln!(
@@ -204,16 +204,18 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
     match phase {
         Phase::Finished => {
             let state = state.lock().expect("state");
-            write_results(job, &state, &out, local.antipodes)
+            write_results(job, &state, &out, &local)
         }
         Phase::Stopped(reason) => anyhow::bail!(reason),
         Phase::Running => anyhow::bail!("the coordinator stopped"),
     }
 }
 
-/// Writes and prints the results of a finished job.
-fn write_results(job: Job, state: &JobState, out: &Path, antipodes: usize) -> anyhow::Result<Finished> {
-    let (result, antipodes) = result_and_antipodes_of(state, antipodes)?;
+/// Writes and prints the results of a finished job. The antipode walk
+/// runs on as many threads as the workers had.
+fn write_results(job: Job, state: &JobState, out: &Path, local: &LocalArgs) -> anyhow::Result<Finished> {
+    let threads = local.threads.map_or(0, |t| t as usize);
+    let (result, antipodes) = result_and_antipodes_of(state, local.antipodes, threads)?;
     result.write(out, &job.puzzle)?;
     print_summary(&job, &result);
     println!("results written to {}", out.display());

@@ -4,6 +4,13 @@
 
 use cayley_coordinator::{cli, commands};
 
+/// mimalloc instead of the system allocator: a task allocates small
+/// buffers per shard (source lists, fiber maps, compressed frames) on every
+/// thread at once, and glibc's malloc and free were 8% of a worker's time
+/// on the 4×4 Loopover with two threads (BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     quiet_on_closed_stdout();
     let cli: cli::Cli = cayley_worker::args::parse_args();

@@ -73,18 +73,28 @@ pub struct IoTotals {
     /// Input shards asked of workers' caches, and how many they held.
     pub lookups: u64,
     pub hits: u64,
-    /// Worker seconds loading inputs, computing, and writing outputs.
+    /// Worker thread-seconds loading inputs, computing, and writing
+    /// outputs (summed over each worker's threads).
     pub load_seconds: f64,
     pub compute_seconds: f64,
     pub write_seconds: f64,
-    /// Worker seconds working out which shards each target reads, and the
-    /// rest of the tasks; with the three above, they add up to
-    /// `task_seconds`.
+    /// Worker thread-seconds working out which shards each target reads,
+    /// and the rest of the tasks; with the three above, they add up to
+    /// `busy_seconds` plus each task's start and end (its file's fsync).
     pub sources_seconds: f64,
     pub other_seconds: f64,
-    /// Seconds of the tasks themselves, summed (worker-seconds): the phases
-    /// above add up to it.
+    /// Seconds of the tasks themselves, summed (worker-seconds of wall
+    /// time; tasks of one worker may overlap).
     pub task_seconds: f64,
+    /// Thread-seconds workers' threads spent on the level's shards.
+    pub busy_seconds: f64,
+    /// Seconds during which some worker computed no task of the level
+    /// (summed over workers): reports, leases, the wait for the level
+    /// before to close.
+    pub idle_seconds: f64,
+    /// Threads of the workers that computed the level (the sum over them
+    /// once the level is closed; while it runs, the largest worker's).
+    pub threads: u32,
     /// Shards (or blocks) expanded top-down and bottom-up, and the cheaper
     /// direction's cost bound summed over the kernels' choices (top-down:
     /// every source state; bottom-up: every legal move of every unseen
@@ -106,9 +116,18 @@ impl IoTotals {
         self.sources_seconds += o.sources_seconds;
         self.other_seconds += o.other_seconds;
         self.task_seconds += o.task_seconds;
+        self.busy_seconds += o.busy_seconds;
+        self.idle_seconds += o.idle_seconds;
+        self.threads = self.threads.max(o.threads);
         self.top_down_units += o.top_down_units;
         self.bottom_up_units += o.bottom_up_units;
         self.cheaper_bound += o.cheaper_bound;
+    }
+
+    /// Share of the workers' threads busy with the level's shards over
+    /// `wall` seconds; `None` for records made before it was measured.
+    pub fn utilization(&self, wall: f64) -> Option<f64> {
+        (self.threads > 0 && wall > 0.0).then(|| self.busy_seconds / (f64::from(self.threads) * wall))
     }
 
     /// Fraction of lookups served from memory.

@@ -57,8 +57,12 @@ impl Reporter for LevelBars {
             bar.finish_and_clear();
         }
         if !self.quiet {
+            let busy = match io.utilization(seconds) {
+                Some(u) => format!("; threads {:.0}% busy", 100.0 * u),
+                None => String::new(),
+            };
             stderr_line(format_args!(
-                "depth {:>3}: {:>16} states  {:>8.2} s  (worker s: {:.1} load, {:.1} sources, {:.1} compute, {:.1} write, {:.1} other; hit rate {:.2})",
+                "depth {:>3}: {:>16} states  {:>8.2} s  (thread s: {:.1} load, {:.1} sources, {:.1} compute, {:.1} write, {:.1} other; hit rate {:.2}{})",
                 depth,
                 count,
                 seconds,
@@ -67,7 +71,8 @@ impl Reporter for LevelBars {
                 io.compute_seconds,
                 io.write_seconds,
                 io.other_seconds,
-                io.hit_rate()
+                io.hit_rate(),
+                busy
             ));
         }
     }

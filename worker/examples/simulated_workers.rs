@@ -44,6 +44,7 @@ async fn simulate(link: Link, name: String, reported: Arc<AtomicU64>) -> anyhow:
         let request = LeaseRequest {
             worker_id: reply.worker_id,
             coordinator_id: reply.coordinator_id,
+            running_tasks: 0,
         };
         let task = match client.lease(request).await?.into_inner().reply {
             Some(lease_reply::Reply::Task(task)) => task,

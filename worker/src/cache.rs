@@ -59,7 +59,8 @@ impl Bits {
     }
 }
 
-/// Counters of the cache's use, reset by the caller per task.
+/// Counters of the cache's use, kept by its callers (per thread, then
+/// summed per task).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CacheStats {
     /// Shards asked for.
@@ -105,7 +106,6 @@ pub struct ShardCache {
     pub overflow: u64,
     /// Highest resident bytes seen.
     pub peak: u64,
-    pub stats: CacheStats,
     /// Unions known to be empty, by the level they are below: one bit per
     /// shard. An empty union is a bit here, not a shard-sized buffer: on
     /// the 4×4 Loopover's first levels nearly every shard's union is empty,
@@ -132,7 +132,6 @@ impl ShardCache {
             slab,
             overflow: 0,
             peak: 0,
-            stats: CacheStats::default(),
             empty_seen: BTreeMap::new(),
         }
     }
@@ -178,6 +177,13 @@ impl ShardCache {
         }
     }
 
+    /// A buffer to load a shard into that [`Self::admit`] will keep: the
+    /// least recently used shards not in use make room for it first.
+    pub fn buffer_for_load(&mut self) -> Slot {
+        self.make_room();
+        self.buffer()
+    }
+
     /// A shard-sized buffer of zeros.
     pub fn zeroed(&mut self) -> Slot {
         let mut words = self.buffer();
@@ -187,27 +193,49 @@ impl ShardCache {
 
     /// The shard `key`, from memory or from `load`, which reads it from the
     /// checkpoint into the buffer it is given (of unspecified contents) and
-    /// returns it with its set bits and the compressed bytes read.
-    pub fn get<E>(&mut self, key: ShardKey, load: impl FnOnce(Slot) -> Result<(Slot, u64, u64), E>) -> Result<Bits, E> {
-        self.stats.lookups += 1;
-        self.tick += 1;
-        if let Some(entry) = self.entries.get_mut(&key) {
-            // A hit only notes the tick: refiling in `order` here (a
-            // BTreeMap removal and insertion per hit) was most of the
-            // 4×4 Loopover's 13 million lookups at depth 8.
-            self.stats.hits += 1;
-            entry.tick = self.tick;
-            return Ok(entry.bits.clone());
+    /// returns it with its set bits and the compressed bytes read; counted
+    /// in `stats`. (The worker's threads use [`Self::lookup`] and
+    /// [`Self::admit`] instead, so that loads run outside its lock.)
+    pub fn get<E>(
+        &mut self,
+        key: ShardKey,
+        stats: &mut CacheStats,
+        load: impl FnOnce(Slot) -> Result<(Slot, u64, u64), E>,
+    ) -> Result<Bits, E> {
+        stats.lookups += 1;
+        if let Some(bits) = self.lookup(key) {
+            stats.hits += 1;
+            return Ok(bits);
         }
         let started = std::time::Instant::now();
-        self.make_room();
-        let buffer = self.buffer();
+        let buffer = self.buffer_for_load();
         let (words, count, read) = load(buffer)?;
-        self.stats.load_seconds += started.elapsed().as_secs_f64();
-        self.stats.bytes_read += read;
-        let bits = Bits::new(words, count);
+        stats.load_seconds += started.elapsed().as_secs_f64();
+        stats.bytes_read += read;
+        Ok(self.admit(key, Bits::new(words, count)))
+    }
+
+    /// The shard `key` if held, noted as just used.
+    pub fn lookup(&mut self, key: ShardKey) -> Option<Bits> {
+        self.tick += 1;
+        let entry = self.entries.get_mut(&key)?;
+        // A hit only notes the tick: refiling in `order` here (a BTreeMap
+        // removal and insertion per hit) was most of the 4×4 Loopover's
+        // 13 million lookups at depth 8.
+        entry.tick = self.tick;
+        Some(entry.bits.clone())
+    }
+
+    /// Keeps `bits`, just loaded as `key`, if there is room once the least
+    /// recently used shards not in use are gone; returns the shard held
+    /// under `key`: `bits`, or what another thread loaded first.
+    pub fn admit(&mut self, key: ShardKey, bits: Bits) -> Bits {
+        if let Some(held) = self.lookup(key) {
+            return held;
+        }
+        self.tick += 1;
         self.insert_at(key, bits.clone(), self.tick);
-        Ok(bits)
+        bits
     }
 
     /// Adds a shard the worker computed itself (the next level's input), as
@@ -249,28 +277,40 @@ impl ShardCache {
         }
     }
 
-    /// Keeps the union of `shard`'s levels below `below` if there is free
-    /// room, as the first candidate for eviction (it only saves work).
-    pub fn offer_seen(&mut self, below: u32, shard: u64, words: Slot) {
-        if words.iter().all(|&w| w == 0) {
-            let bits = self.empty_seen.entry(below).or_default();
-            let word = (shard / 64) as usize;
-            if bits.len() <= word {
-                bits.resize(word + 1, 0);
-            }
-            bits[word] |= 1 << (shard % 64);
+    /// Keeps the union of `shard`'s levels below `below`, holding `count`
+    /// set bits, if there is free room, as the first candidate for
+    /// eviction (it only saves work). An empty union is kept as a mark.
+    pub fn offer_seen(&mut self, below: u32, shard: u64, words: Slot, count: u64) {
+        if count == 0 {
+            self.mark_empty_seen(below, shard);
             return;
         }
-        let count = cayley_shared::space::bits::popcount(&words);
         self.offer((SEEN | below, shard), Bits::new(words, count));
     }
 
     /// The union below `below` becomes the union below `below + 1`, for a
     /// shard empty at level `below`.
     pub fn carry_seen(&mut self, below: u32, shard: u64) {
-        if let Some(words) = self.take_seen(below, shard) {
-            self.offer_seen(below + 1, shard, words);
+        if self.take_empty_seen(below, shard) {
+            self.mark_empty_seen(below + 1, shard);
+            return;
         }
+        let Some(entry) = self.entries.remove(&(SEEN | below, shard)) else {
+            return;
+        };
+        self.order.remove(&entry.queued);
+        self.used -= self.shard_bytes;
+        self.offer((SEEN | (below + 1), shard), entry.bits);
+    }
+
+    /// Notes that `shard`'s union below `below` is empty.
+    fn mark_empty_seen(&mut self, below: u32, shard: u64) {
+        let bits = self.empty_seen.entry(below).or_default();
+        let word = (shard / 64) as usize;
+        if bits.len() <= word {
+            bits.resize(word + 1, 0);
+        }
+        bits[word] |= 1 << (shard % 64);
     }
 
     /// Clears and returns the mark of an empty union.

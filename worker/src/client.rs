@@ -13,7 +13,7 @@ use cayley_shared::puzzle::parse_puzzle_with_file;
 use cayley_shared::units::human_bytes;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub mod link;
@@ -228,12 +228,12 @@ pub async fn run_worker(config: WorkerConfig) -> anyhow::Result<WorkerSummary> {
         let job = job.clone();
         tokio::task::spawn_blocking(move || TaskRunner::new(job, &checkpoint, memory, threads, write)).await??
     };
-    let runner = Arc::new(Mutex::new(runner));
+    let runner = Arc::new(runner);
     let mut tasks = 0u64;
     loop {
         match lease_loop(&mut session, &runner, &mut tasks).await? {
             Ended::Over(mut summary) => {
-                summary.cache_peak = runner.lock().expect("runner lock").cache_peak();
+                summary.cache_peak = runner.cache_peak();
                 return Ok(summary);
             }
             Ended::Lost(why) => {
@@ -281,41 +281,110 @@ fn check_same_job(before: &JobSpec, now: &JobSpec, url: &str) -> anyhow::Result<
     Ok(())
 }
 
-async fn lease_loop(session: &mut Session, runner: &Arc<Mutex<TaskRunner>>, tasks: &mut u64) -> anyhow::Result<Ended> {
-    let worker_id = session.worker_id;
-    loop {
-        let request = LeaseRequest {
-            worker_id,
-            coordinator_id: session.coordinator_id,
-        };
-        let reply = match tokio::time::timeout(CALL_TIMEOUT, session.client.lease(request)).await {
-            Ok(Ok(r)) => r.into_inner(),
-            Ok(Err(status)) if status.code() == tonic::Code::NotFound => {
-                return Ok(Ended::Forgotten(status.message().to_string()))
+/// Leases tasks and runs them until the job is over or the coordinator is
+/// lost. A worker holds two tasks at once where its memory budget allows
+/// ([`TaskRunner::tasks_at_once`]): one computing, and the next, which
+/// starts on the threads the first no longer needs. The end of a task (its
+/// last shards, the fsync of its file, its report) and the lease of the
+/// next then overlap the next task's work instead of idling every thread:
+/// with one task at a time, fsyncs alone left the 2×6 Loopover's two
+/// threads idle for a third of its time under `--checkpoint-dir`.
+async fn lease_loop(session: &mut Session, runner: &Arc<TaskRunner>, tasks: &mut u64) -> anyhow::Result<Ended> {
+    let mut running: tokio::task::JoinSet<anyhow::Result<TaskEnd>> = tokio::task::JoinSet::new();
+    // Set by a reply asking to wait: no lease is asked for until then.
+    let mut wait_until: Option<tokio::time::Instant> = None;
+    let ended = loop {
+        if running.len() < runner.tasks_at_once() && wait_until.is_none() {
+            match lease(session, running.len()).await? {
+                Leased::Task(task) => {
+                    let reporter = Reporter {
+                        client: session.client.clone(),
+                        ids: Ids {
+                            worker: session.worker_id,
+                            coordinator: session.coordinator_id,
+                        },
+                    };
+                    running.spawn(run_task(reporter, runner.clone(), task));
+                    continue;
+                }
+                Leased::Wait(ms) => {
+                    wait_until = Some(tokio::time::Instant::now() + Duration::from_millis(ms));
+                }
+                Leased::Ended(ended) => break ended,
             }
-            Ok(Err(status)) if transient(&status) => return Ok(Ended::Lost(status_reason(&status))),
-            Ok(Err(status)) => anyhow::bail!("the coordinator refused a lease: {}", status.message()),
-            Err(_) => return Ok(Ended::Lost("no answer to a lease request".into())),
-        };
-        match reply.reply {
-            Some(lease_reply::Reply::Task(task)) => match run_task(session, runner, task).await? {
-                TaskEnd::Reported => *tasks += 1,
-                TaskEnd::Dropped => {}
-                TaskEnd::Fatal(message) => anyhow::bail!(message),
-            },
-            Some(lease_reply::Reply::WaitMs(ms)) => tokio::time::sleep(Duration::from_millis(ms as u64)).await,
-            Some(lease_reply::Reply::Over(over)) => {
-                return Ok(Ended::Over(WorkerSummary {
-                    worker_id,
-                    tasks: *tasks,
-                    finished: over.finished,
-                    reason: over.reason,
-                    cache_peak: 0,
-                }))
-            }
-            None => anyhow::bail!("empty lease reply"),
         }
-    }
+        tokio::select! {
+            Some(joined) = running.join_next() => {
+                match joined?? {
+                    TaskEnd::Reported => *tasks += 1,
+                    TaskEnd::Dropped => {}
+                    TaskEnd::Fatal(message) => {
+                        drain(&mut running).await;
+                        anyhow::bail!(message)
+                    }
+                }
+                // A slot is free: ask again at once.
+                wait_until = None;
+            }
+            _ = tokio::time::sleep_until(wait_until.unwrap_or_else(tokio::time::Instant::now)), if wait_until.is_some() => {
+                wait_until = None;
+            }
+        }
+    };
+    // The tasks still running belong to a coordinator that is gone or done
+    // with them: their report streams end, so they stop.
+    drain(&mut running).await;
+    Ok(match ended {
+        Ended::Over(mut summary) => {
+            summary.tasks = *tasks;
+            Ended::Over(summary)
+        }
+        other => other,
+    })
+}
+
+/// Waits for every task still running to end (each stops once its report
+/// stream ends); what they report no longer matters.
+async fn drain(running: &mut tokio::task::JoinSet<anyhow::Result<TaskEnd>>) {
+    while running.join_next().await.is_some() {}
+}
+
+/// What a lease request came back with.
+enum Leased {
+    Task(Task),
+    Wait(u64),
+    Ended(Ended),
+}
+
+/// Asks for a task; `holding` tasks are running here already (a worker
+/// that is busy gets no backup copy of another's task).
+async fn lease(session: &mut Session, holding: usize) -> anyhow::Result<Leased> {
+    let request = LeaseRequest {
+        worker_id: session.worker_id,
+        coordinator_id: session.coordinator_id,
+        running_tasks: holding as u32,
+    };
+    let reply = match tokio::time::timeout(CALL_TIMEOUT, session.client.lease(request)).await {
+        Ok(Ok(r)) => r.into_inner(),
+        Ok(Err(status)) if status.code() == tonic::Code::NotFound => {
+            return Ok(Leased::Ended(Ended::Forgotten(status.message().to_string())))
+        }
+        Ok(Err(status)) if transient(&status) => return Ok(Leased::Ended(Ended::Lost(status_reason(&status)))),
+        Ok(Err(status)) => anyhow::bail!("the coordinator refused a lease: {}", status.message()),
+        Err(_) => return Ok(Leased::Ended(Ended::Lost("no answer to a lease request".into()))),
+    };
+    Ok(match reply.reply {
+        Some(lease_reply::Reply::Task(task)) => Leased::Task(task),
+        Some(lease_reply::Reply::WaitMs(ms)) => Leased::Wait(ms as u64),
+        Some(lease_reply::Reply::Over(over)) => Leased::Ended(Ended::Over(WorkerSummary {
+            worker_id: session.worker_id,
+            tasks: 0,
+            finished: over.finished,
+            reason: over.reason,
+            cache_peak: 0,
+        })),
+        None => anyhow::bail!("empty lease reply"),
+    })
 }
 
 /// How a task ended for this worker.
@@ -329,17 +398,20 @@ enum TaskEnd {
     Fatal(String),
 }
 
+/// What a task reports through: the coordinator's client and who it is.
+struct Reporter {
+    client: Client,
+    ids: Ids,
+}
+
 /// Computes one task while streaming progress, then reports its result.
 /// When the report stream ends before the task does (the lease expired,
 /// another copy of the task won, the connection broke), computing stops:
 /// the coordinator has already given the task to someone else.
-async fn run_task(session: &Session, runner: &Arc<Mutex<TaskRunner>>, task: Task) -> anyhow::Result<TaskEnd> {
-    let ids = Ids {
-        worker: session.worker_id,
-        coordinator: session.coordinator_id,
-    };
+async fn run_task(reporter: Reporter, runner: Arc<TaskRunner>, task: Task) -> anyhow::Result<TaskEnd> {
+    let Reporter { client, ids } = reporter;
     let (tx, rx) = tokio::sync::mpsc::channel::<TaskUpdate>(16);
-    let mut report_client = session.client.clone();
+    let mut report_client = client;
     let mut report = tokio::spawn(async move {
         report_client
             .report(tokio_stream::wrappers::ReceiverStream::new(rx))
@@ -348,7 +420,7 @@ async fn run_task(session: &Session, runner: &Arc<Mutex<TaskRunner>>, task: Task
     let units = Arc::new(AtomicU64::new(0));
     let found = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
-    let units_total = runner.lock().expect("runner lock").units_of_chunk(task.chunk);
+    let units_total = runner.units_of_chunk(task.chunk);
     let progress = {
         let (units, found) = (units.clone(), found.clone());
         move || TaskProgress {
@@ -357,10 +429,14 @@ async fn run_task(session: &Session, runner: &Arc<Mutex<TaskRunner>>, task: Task
             states_found: found.load(Ordering::Relaxed),
         }
     };
+    // Progress goes out from the start, also while the task waits for the
+    // threads of the one before it: each message renews the lease.
+    let _ = tx
+        .send(update(ids, &task, task_update::Update::Progress(progress())))
+        .await;
     let mut compute = tokio::task::spawn_blocking({
         let (runner, units, found, stop) = (runner.clone(), units.clone(), found.clone(), stop.clone());
         move || {
-            let mut runner = runner.lock().expect("runner lock");
             runner.compute_chunk_until(
                 task.from_level,
                 task.chunk,
@@ -478,6 +554,9 @@ pub fn done_message(r: &TaskResult) -> TaskDone {
             write_seconds: r.io.write_seconds,
             sources_seconds: r.io.sources_seconds,
             other_seconds: r.io.other_seconds,
+            busy_seconds: r.io.busy_seconds,
+            idle_seconds: r.io.idle_seconds,
+            threads: r.io.threads,
         }),
     }
 }

@@ -7,6 +7,13 @@ use cayley_worker::{peak_rss_bytes, run_worker, WorkerConfig};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// mimalloc instead of the system allocator: a task allocates small
+/// buffers per shard (source lists, fiber maps, compressed frames) on every
+/// thread at once, and glibc's malloc and free were 8% of a worker's time
+/// on the 4×4 Loopover with two threads (BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Computes BFS tasks for a cayley coordinator. Exits 0 when the job is
 /// finished. The job's checkpoint directory must be readable and writable
 /// from this machine at the path the coordinator uses (a shared filesystem on

@@ -9,18 +9,18 @@ use cayley_shared::search::antipodes::{
     find_antipodes, first_states, walk_fits, Antipode, LevelSource, WalkBudgetSpent, LONG_WALK_PROBES,
 };
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
-/// Reads level bits shard by shard from verified chunk files.
+/// Reads level bits shard by shard from verified chunk files, for the
+/// walk's threads at once.
 struct CheckpointSource<'a> {
     checkpoint: &'a CheckpointDir,
     job: &'a Job,
-    readers: HashMap<(u32, u64), ChunkReader>,
-    /// Compressed frames are read through this one buffer.
-    frame: Vec<u8>,
+    readers: Mutex<HashMap<(u32, u64), Arc<ChunkReader>>>,
 }
 
 impl LevelSource for CheckpointSource<'_> {
-    fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<Vec<u64>> {
+    fn shard(&self, level: u32, shard: u64) -> anyhow::Result<Vec<u64>> {
         let mut words = vec![0u64; self.job.space.shard_words()];
         if level == 0 {
             self.job.level_zero(shard, &mut words);
@@ -28,30 +28,45 @@ impl LevelSource for CheckpointSource<'_> {
         }
         let chunking = &self.job.chunking;
         let chunk = chunking.chunk_of(shard);
-        if !self.readers.contains_key(&(level, chunk)) {
-            // A walk touches few chunks per level; keep at most a handful open.
-            if self.readers.len() >= 64 {
-                self.readers.clear();
+        let open = self
+            .readers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(level, chunk))
+            .cloned();
+        let reader = match open {
+            Some(reader) => reader,
+            None => {
+                let id = chunking.id(self.job.fingerprint(), level, chunk, words.len());
+                let reader = Arc::new(ChunkReader::open(&self.checkpoint.chunk_path(level, chunk), &id)?);
+                let mut readers = self.readers.lock().unwrap_or_else(|e| e.into_inner());
+                // A walk touches few chunks per level; keep at most a handful open.
+                if readers.len() >= 64 {
+                    readers.clear();
+                }
+                readers.insert((level, chunk), reader.clone());
+                reader
             }
-            let id = chunking.id(self.job.fingerprint(), level, chunk, words.len());
-            let reader = ChunkReader::open(&self.checkpoint.chunk_path(level, chunk), &id)?;
-            self.readers.insert((level, chunk), reader);
-        }
-        let reader = &self.readers[&(level, chunk)];
+        };
         let i = (shard - reader.header().id.first_shard) as usize;
-        reader.read_shard_via(i, &mut words, &mut self.frame)?;
+        reader.read_shard(i, &mut words)?;
         Ok(words)
     }
 }
 
 /// Builds the result of a finished job from its manifest and level files.
 pub fn result_of(state: &JobState, antipode_limit: usize) -> anyhow::Result<RunResult> {
-    Ok(result_and_antipodes_of(state, antipode_limit)?.0)
+    Ok(result_and_antipodes_of(state, antipode_limit, 0)?.0)
 }
 
 /// Same as [`result_of`], with the antipodes as found (states and move
-/// indices; the result holds them as text).
-pub fn result_and_antipodes_of(state: &JobState, limit: usize) -> anyhow::Result<(RunResult, Vec<Antipode>)> {
+/// indices; the result holds them as text). The antipode walk runs on
+/// `threads` threads (0: every core).
+pub fn result_and_antipodes_of(
+    state: &JobState,
+    limit: usize,
+    threads: usize,
+) -> anyhow::Result<(RunResult, Vec<Antipode>)> {
     let (job, checkpoint, manifest) = (&state.job, &state.checkpoint, &state.manifest);
     let total = manifest.states();
     if let Some(reachable) = job
@@ -64,11 +79,10 @@ pub fn result_and_antipodes_of(state: &JobState, limit: usize) -> anyhow::Result
             reachable
         );
     }
-    let mut source = CheckpointSource {
+    let source = CheckpointSource {
         checkpoint,
         job,
-        readers: HashMap::new(),
-        frame: Vec::new(),
+        readers: Mutex::new(HashMap::new()),
     };
     let depth = manifest.levels.len() as u32 - 1;
     let raw_level = job.space.level_bytes();
@@ -87,11 +101,12 @@ pub fn result_and_antipodes_of(state: &JobState, limit: usize) -> anyhow::Result
     } else {
         LONG_WALK_PROBES
     };
-    let antipodes = match find_antipodes(job, &mut source, depth, limit, &kept, max_probes) {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    let antipodes = match pool.install(|| find_antipodes(job, &source, depth, limit, &kept, max_probes)) {
         Ok(antipodes) => antipodes,
         Err(e) if e.is::<WalkBudgetSpent>() => {
             // Too few earlier levels are left: states without words.
-            first_states(job, &mut source, depth, limit)?
+            first_states(job, &source, depth, limit)?
                 .into_iter()
                 .map(|state| Antipode {
                     state,

@@ -150,7 +150,7 @@ impl Coordinator for CoordinatorService {
                 return Err(Status::not_found(format!("worker {} is not registered", worker)));
             }
             Ok(Response::new(LeaseReply {
-                reply: Some(s.lease(worker)),
+                reply: Some(s.lease_holding(worker, request.running_tasks)),
             }))
         })
     }
@@ -234,7 +234,7 @@ fn status_of(s: &JobState, lease_secs: u32) -> StatusReply {
                 } else {
                     0.0
                 },
-                busy: w.busy,
+                busy: s.leases.values().any(|l| l.worker == id),
                 idle_secs: s.clock.since(w.last_seen).as_secs_f64(),
                 memory_budget: w.memory_budget,
                 lost: s.is_lost(id),
@@ -253,6 +253,9 @@ fn status_of(s: &JobState, lease_secs: u32) -> StatusReply {
             write_seconds: s.level_io().write_seconds,
             sources_seconds: s.level_io().sources_seconds,
             other_seconds: s.level_io().other_seconds,
+            busy_seconds: s.level_io().busy_seconds,
+            idle_seconds: s.level_io().idle_seconds,
+            threads: s.level_io().threads,
         }),
         expired_leases: s.lease_stats.expired,
         late_reports: s.lease_stats.late_reports,

@@ -94,6 +94,8 @@ pub struct JobState {
     pub(super) journal: Option<Journal>,
     /// Input statistics of the running level's completed chunks.
     pub(super) level_io: IoTotals,
+    /// Threads of each worker that recorded a task of the running level.
+    pub(super) level_threads: BTreeMap<u64, u32>,
     /// Units of progress and stored states of the running level's completed
     /// chunks (kept as sums so progress costs the same at any plan size).
     done_units: u64,
@@ -153,6 +155,7 @@ impl JobState {
             done: BTreeMap::new(),
             journal: None,
             level_io: IoTotals::default(),
+            level_threads: BTreeMap::new(),
             done_units: 0,
             done_stored: 0,
             done_seconds: 0.0,
@@ -253,6 +256,7 @@ impl JobState {
         self.journal = Some(Journal::open(&self.checkpoint, from_level + 1, true, self.write)?);
         self.done.clear();
         self.level_io = IoTotals::default();
+        self.level_threads.clear();
         self.done_units = 0;
         self.done_stored = 0;
         self.done_seconds = 0.0;

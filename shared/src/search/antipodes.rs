@@ -20,15 +20,15 @@ pub struct Antipode {
     pub solution: Vec<usize>,
 }
 
-/// Where the walk reads level bits from.
-pub trait LevelSource {
+/// Where the walk reads level bits from; shared by the walk's threads.
+pub trait LevelSource: Sync {
     /// The words of `(level, shard)`.
-    fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<Vec<u64>>;
+    fn shard(&self, level: u32, shard: u64) -> anyhow::Result<Vec<u64>>;
 }
 
-/// Shards of one level a walk holds at most: candidate states of a step
-/// several moves long spread over many shards, and the coordinator's
-/// memory must not grow with the space.
+/// Shards of one level a walker thread holds at most: candidate states of
+/// a step several moves long spread over many shards, and the
+/// coordinator's memory must not grow with the space.
 const WALK_SHARDS: usize = 32;
 
 /// The walk gave up: it tested as many states for membership in a kept
@@ -56,65 +56,214 @@ pub const SHARD_LOAD_TESTS: u64 = 1 << 12;
 /// `t < d` in exactly `d − t` moves: any such path is shortest, since no
 /// move changes the depth by more than one. With every level kept, that is
 /// one move at a time.
+///
+/// Walkers go side by side on the current rayon pool. A one-move step
+/// tests every walker's neighbours at once, grouped by the shard they fall
+/// in, so each shard of the level is read once per step whatever the
+/// number of walkers (the 4×4 Loopover's 124 walkers had read a shard for
+/// most of their neighbours, one walker after another: 178 s on two
+/// cores). Longer steps search each walker's words depth first, a run of
+/// neighbouring walkers per thread sharing that thread's shards.
 pub fn find_antipodes(
     job: &Job,
-    source: &mut dyn LevelSource,
+    source: &dyn LevelSource,
     depth: u32,
     limit: usize,
-    kept: &dyn Fn(u32) -> bool,
+    kept: &(dyn Fn(u32) -> bool + Sync),
     max_probes: u64,
 ) -> anyhow::Result<Vec<Antipode>> {
-    let mut probes_left = max_probes;
-    // Fixed seed: the same checkpoint lists the same words.
-    let mut rng = WordRng(0x5eed_a171_90de);
+    let budget = Budget::new(max_probes);
     let states = first_states(job, source, depth, limit)?;
-    let mut walkers: Vec<Antipode> = states
+    let mut walkers: Vec<Walker> = states
         .into_iter()
-        .map(|state| Antipode {
-            state,
-            solution: Vec::new(),
+        .enumerate()
+        .map(|(i, state)| Walker {
+            start: state.clone(),
+            at: state,
+            word: Vec::new(),
+            // Fixed seeds: the same checkpoint lists the same words.
+            rng: WordRng(0x5eed_a171_90de ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
         })
         .collect();
-    let mut positions: Vec<Vec<u8>> = walkers.iter().map(|a| a.state.clone()).collect();
     let mut d = depth;
     while d > 0 {
         let target = (0..d).rev().find(|&l| l == 0 || kept(l)).unwrap_or(0);
-        let mut level = LevelBits {
-            job,
-            source: &mut *source,
-            level: target,
-            shards: HashMap::new(),
-            probes_left: &mut probes_left,
-        };
-        for (walker, pos) in walkers.iter_mut().zip(positions.iter_mut()) {
-            let mut word = Vec::new();
-            let end = if d - target > MAX_KEEP_STRIDE {
-                sample_descent(job, pos, d - target, &mut word, &mut level, &mut rng)?
-            } else {
-                descend(job, pos, d - target, &mut word, &mut level)?
-            };
-            let end = end.with_context(|| {
-                format!(
-                    "no {} move(s) from depth {} reach depth {} while walking back; the level files are inconsistent",
-                    d - target,
-                    d,
-                    target
-                )
-            })?;
-            walker.solution.extend(word);
-            *pos = end;
+        let stride = d - target;
+        if stride == 1 {
+            step_grouped(job, source, target, &mut walkers, &budget)?;
+        } else {
+            step_each(job, source, target, stride, &mut walkers, &budget)?;
         }
         d = target;
     }
     anyhow::ensure!(
-        positions.iter().all(|p| job.puzzle.is_solved(p)),
+        walkers.iter().all(|w| job.puzzle.is_solved(&w.at)),
         "walking back did not end at the solved state; the level files are inconsistent"
     );
+    Ok(walkers
+        .into_iter()
+        .map(|mut w| {
+            if job.directed {
+                // Recorded from the state back; the word builds it from solved.
+                w.word.reverse();
+            }
+            Antipode {
+                state: w.start,
+                solution: w.word,
+            }
+        })
+        .collect())
+}
+
+/// One antipode on its way back to solved.
+struct Walker {
+    start: Vec<u8>,
+    at: Vec<u8>,
+    word: Vec<usize>,
+    rng: WordRng,
+}
+
+/// The neighbour of `pos` under move `i` towards solved (directed graphs:
+/// the state move `i` leads from), if the move applies.
+fn neighbour(job: &Job, pos: &[u8], i: usize) -> Option<Vec<u8>> {
+    let m = &job.puzzle.moves[i];
     if job.directed {
-        // Recorded from the state back; the word builds it from solved.
-        walkers.iter_mut().for_each(|w| w.solution.reverse());
+        job.puzzle.apply_backwards(m, pos)
+    } else {
+        job.puzzle.apply(m, pos)
     }
-    Ok(walkers)
+}
+
+/// A walker's neighbour located in its level: (shard, word, bit, walker,
+/// move), 24 bytes; a step holds moves times the walkers at most.
+type Candidate = (u64, u32, u8, u32, u16);
+
+/// One move for every walker into `level`: the first move, in move order,
+/// whose neighbour is in the level (as a depth-first search would pick).
+/// Every walker's neighbours are located, sorted by shard, and each shard
+/// read once and tested for all of them, shards side by side.
+fn step_grouped(
+    job: &Job,
+    source: &dyn LevelSource,
+    level: u32,
+    walkers: &mut [Walker],
+    budget: &Budget,
+) -> anyhow::Result<()> {
+    use rayon::prelude::*;
+    let mut candidates: Vec<Candidate> = walkers
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(w, walker)| {
+            (0..job.puzzle.moves.len()).filter_map(move |i| {
+                let next = neighbour(job, &walker.at, i)?;
+                let (shard, word, bit) = job.space.locate(&next);
+                Some((shard, word as u32, bit as u8, w as u32, i as u16))
+            })
+        })
+        .collect();
+    budget.charge(candidates.len() as u64)?;
+    candidates.par_sort_unstable();
+    let groups: Vec<&[Candidate]> = candidates.chunk_by(|a, b| a.0 == b.0).collect();
+    budget.charge(groups.len() as u64 * SHARD_LOAD_TESTS)?;
+    let hits: Vec<Vec<(u32, u16)>> = groups
+        .par_iter()
+        .map(|group| {
+            let words = source.shard(level, group[0].0)?;
+            Ok(group
+                .iter()
+                .filter(|c| (words[c.1 as usize] >> c.2) & 1 == 1)
+                .map(|c| (c.3, c.4))
+                .collect())
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let mut first = vec![u16::MAX; walkers.len()];
+    for (w, i) in hits.into_iter().flatten() {
+        first[w as usize] = first[w as usize].min(i);
+    }
+    walkers.par_iter_mut().zip(first).try_for_each(|(walker, i)| {
+        anyhow::ensure!(
+            i != u16::MAX,
+            "no move from depth {} reaches depth {} while walking back; the level files are inconsistent",
+            level + 1,
+            level
+        );
+        walker.at = neighbour(job, &walker.at, i as usize).expect("it applied when located");
+        walker.word.push(i as usize);
+        Ok(())
+    })
+}
+
+/// A step of `stride` moves into `level` for every walker: depth first in
+/// move order when `moves^stride` words are few enough to try
+/// ([`MAX_KEEP_STRIDE`]), else random words until one lands. Runs of
+/// neighbouring walkers (nearby states) go to one thread each, sharing its
+/// shards.
+fn step_each(
+    job: &Job,
+    source: &dyn LevelSource,
+    level: u32,
+    stride: u32,
+    walkers: &mut [Walker],
+    budget: &Budget,
+) -> anyhow::Result<()> {
+    use rayon::prelude::*;
+    let run = walkers.len().div_ceil(4 * rayon::current_num_threads()).max(1);
+    walkers.par_chunks_mut(run).try_for_each(|run| {
+        let mut bits = LevelBits {
+            job,
+            source,
+            level,
+            shards: HashMap::new(),
+            budget,
+        };
+        for walker in run {
+            let mut word = Vec::new();
+            let end = if stride > MAX_KEEP_STRIDE {
+                sample_descent(job, &walker.at, stride, &mut word, &mut bits, &mut walker.rng)?
+            } else {
+                descend(job, &walker.at, stride, &mut word, &mut bits)?
+            };
+            let end = end.with_context(|| {
+                format!(
+                    "no {} move(s) from depth {} reach depth {} while walking back; the level files are inconsistent",
+                    stride,
+                    level + stride,
+                    level
+                )
+            })?;
+            walker.word.extend(word);
+            walker.at = end;
+        }
+        Ok(())
+    })
+}
+
+/// Membership tests left to a walk, shared by its threads (unbounded walks
+/// never count).
+struct Budget {
+    left: std::sync::atomic::AtomicU64,
+    unbounded: bool,
+}
+
+impl Budget {
+    fn new(max_probes: u64) -> Budget {
+        Budget {
+            left: std::sync::atomic::AtomicU64::new(max_probes),
+            unbounded: max_probes == u64::MAX,
+        }
+    }
+
+    /// Counts `tests` attempts against the walk's budget.
+    fn charge(&self, tests: u64) -> anyhow::Result<()> {
+        use std::sync::atomic::Ordering;
+        if self.unbounded {
+            return Ok(());
+        }
+        self.left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(tests))
+            .map(|_| ())
+            .map_err(|_| WalkBudgetSpent.into())
+    }
 }
 
 /// Whether the walk from `depth` to solved through the `kept` levels (level
@@ -136,33 +285,15 @@ pub fn walk_fits(depth: u32, kept: &dyn Fn(u32) -> bool) -> bool {
 /// Membership in one level, through at most [`WALK_SHARDS`] loaded shards.
 struct LevelBits<'a> {
     job: &'a Job,
-    source: &'a mut dyn LevelSource,
+    source: &'a dyn LevelSource,
     level: u32,
     shards: HashMap<u64, Vec<u64>>,
-    probes_left: &'a mut u64,
+    budget: &'a Budget,
 }
 
 impl LevelBits<'_> {
-    /// Counts one attempt against the walk's budget.
-    fn charge(&mut self) -> anyhow::Result<()> {
-        if *self.probes_left == 0 {
-            return Err(WalkBudgetSpent.into());
-        }
-        *self.probes_left -= 1;
-        Ok(())
-    }
-
-    /// Counts one shard load as [`SHARD_LOAD_TESTS`] attempts.
-    fn charge_load(&mut self) -> anyhow::Result<()> {
-        if *self.probes_left < SHARD_LOAD_TESTS {
-            return Err(WalkBudgetSpent.into());
-        }
-        *self.probes_left -= SHARD_LOAD_TESTS;
-        Ok(())
-    }
-
     fn contains(&mut self, state: &[u8]) -> anyhow::Result<bool> {
-        self.charge()?;
+        self.budget.charge(1)?;
         let (shard, word, bit) = self.job.space.locate(state);
         if !self.shards.contains_key(&shard) {
             if self.shards.len() >= WALK_SHARDS {
@@ -173,7 +304,7 @@ impl LevelBits<'_> {
             // bounded walk that jumps between shards ends in seconds, not
             // hours (cyclic-coxeter:14's jump 48 → 26 read ~400 shards a
             // second and would have spent its 2^22 tests in some 3 hours).
-            self.charge_load()?;
+            self.budget.charge(SHARD_LOAD_TESTS)?;
             let words = self.source.shard(self.level, shard)?;
             self.shards.insert(shard, words);
         }
@@ -191,13 +322,8 @@ fn descend(
     word: &mut Vec<usize>,
     level: &mut LevelBits,
 ) -> anyhow::Result<Option<Vec<u8>>> {
-    for (i, m) in job.puzzle.moves.iter().enumerate() {
-        let next = if job.directed {
-            job.puzzle.apply_backwards(m, pos)
-        } else {
-            job.puzzle.apply(m, pos)
-        };
-        let Some(next) = next else { continue };
+    for i in 0..job.puzzle.moves.len() {
+        let Some(next) = neighbour(job, pos, i) else { continue };
         word.push(i);
         if steps == 1 {
             if level.contains(&next)? {
@@ -246,13 +372,7 @@ fn sample_descent(
         for _ in 0..steps {
             let i = rng.below(moves.len());
             tried.push(i);
-            state = state.and_then(|s| {
-                if job.directed {
-                    job.puzzle.apply_backwards(&moves[i], &s)
-                } else {
-                    job.puzzle.apply(&moves[i], &s)
-                }
-            });
+            state = state.and_then(|s| neighbour(job, &s, i));
         }
         match state {
             Some(end) if level.contains(&end)? => {
@@ -261,7 +381,7 @@ fn sample_descent(
             }
             Some(_) => {}
             // A guarded move that does not apply: counted all the same.
-            None => level.charge()?,
+            None => level.budget.charge(1)?,
         }
     }
 }
@@ -270,7 +390,7 @@ fn sample_descent(
 /// of symmetric states: a reduced space stores a class once per member of
 /// its key's stabiliser (3×3 Loopover's depth 8: 151 stored bits for 78
 /// classes), and those members all sit in the representative key's shard.
-pub fn first_states(job: &Job, source: &mut dyn LevelSource, depth: u32, limit: usize) -> anyhow::Result<Vec<Vec<u8>>> {
+pub fn first_states(job: &Job, source: &dyn LevelSource, depth: u32, limit: usize) -> anyhow::Result<Vec<Vec<u8>>> {
     let space = &job.space;
     let mut states = Vec::new();
     for shard in 0..space.shards() {
@@ -306,18 +426,18 @@ mod tests {
         words: usize,
         depth: u32,
         last_shard: u64,
-        loads: u64,
+        loads: std::sync::atomic::AtomicU64,
     }
 
     impl LevelSource for OneStateSource {
-        fn shard(&mut self, level: u32, shard: u64) -> anyhow::Result<Vec<u64>> {
+        fn shard(&self, level: u32, shard: u64) -> anyhow::Result<Vec<u64>> {
             let mut words = vec![0u64; self.words];
             if level == self.depth {
                 if shard == self.last_shard {
                     words[self.words - 1] = 1 << 63;
                 }
             } else {
-                self.loads += 1;
+                self.loads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             Ok(words)
         }
@@ -332,21 +452,18 @@ mod tests {
         let puzzle = crate::puzzle::parse_puzzle("pancake:10", crate::puzzle::Metric::Mtm).unwrap();
         let job = Job::new(puzzle, Some(2)).unwrap();
         assert_eq!(job.space.shards(), 90);
-        let mut source = OneStateSource {
+        let source = OneStateSource {
             words: job.space.shard_words(),
             depth: 10,
             last_shard: job.space.shards() - 1,
-            loads: 0,
+            loads: Default::default(),
         };
         let kept = |l: u32| l == 0 || l == 10;
-        let err = find_antipodes(&job, &mut source, 10, 1, &kept, LONG_WALK_PROBES).unwrap_err();
+        let err = find_antipodes(&job, &source, 10, 1, &kept, LONG_WALK_PROBES).unwrap_err();
         assert!(err.is::<WalkBudgetSpent>(), "{:#}", err);
-        assert!(source.loads > 0);
-        assert!(
-            source.loads <= LONG_WALK_PROBES / SHARD_LOAD_TESTS,
-            "{} shard loads",
-            source.loads
-        );
+        let loads = source.loads.into_inner();
+        assert!(loads > 0);
+        assert!(loads <= LONG_WALK_PROBES / SHARD_LOAD_TESTS, "{} shard loads", loads);
     }
 
     #[test]

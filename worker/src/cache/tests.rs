@@ -16,6 +16,12 @@ fn load(v: u64) -> impl FnOnce(Slot) -> Result<(Slot, u64, u64), ()> {
     }
 }
 
+/// Offers `words` as the union below `below` of `shard`, counted.
+fn offer_seen(cache: &mut ShardCache, below: u32, shard: u64, words: Slot) {
+    let count = cayley_shared::space::bits::popcount(&words);
+    cache.offer_seen(below, shard, words, count);
+}
+
 fn filled(cache: &mut ShardCache, v: u64) -> Slot {
     let mut slot = cache.buffer();
     slot.fill(v);
@@ -25,18 +31,19 @@ fn filled(cache: &mut ShardCache, v: u64) -> Slot {
 #[test]
 fn stays_within_budget_and_evicts_least_recently_used() {
     let mut cache = cache(3, 8);
+    let mut stats = CacheStats::default();
     for s in 0..3 {
-        cache.get((1, s), load(s)).unwrap();
+        cache.get((1, s), &mut stats, load(s)).unwrap();
     }
-    cache.get((1, 0), load(0)).unwrap(); // 0 is now the most recent
-    cache.get((1, 3), load(3)).unwrap(); // evicts 1, the least recent
+    cache.get((1, 0), &mut stats, load(0)).unwrap(); // 0 is now the most recent
+    cache.get((1, 3), &mut stats, load(3)).unwrap(); // evicts 1, the least recent
     assert_eq!(cache.len(), 3);
     assert!(cache.used() <= 3 * BYTES);
-    let before = cache.stats;
-    cache.get((1, 0), load(0)).unwrap();
-    cache.get((1, 1), load(1)).unwrap();
-    assert_eq!(cache.stats.hits - before.hits, 1, "0 was kept, 1 was evicted");
-    assert_eq!(cache.stats.bytes_read - before.bytes_read, 10);
+    let before = stats;
+    cache.get((1, 0), &mut stats, load(0)).unwrap();
+    cache.get((1, 1), &mut stats, load(1)).unwrap();
+    assert_eq!(stats.hits - before.hits, 1, "0 was kept, 1 was evicted");
+    assert_eq!(stats.bytes_read - before.bytes_read, 10);
     assert_eq!(cache.peak, 3 * BYTES);
     assert_eq!(cache.overflow, 0);
 }
@@ -44,14 +51,15 @@ fn stays_within_budget_and_evicts_least_recently_used() {
 #[test]
 fn shards_in_use_are_not_evicted_and_overflow_is_not_kept() {
     let mut cache = cache(2, 8);
-    let a = cache.get((1, 0), load(0)).unwrap();
-    let b = cache.get((1, 1), load(1)).unwrap();
-    let c = cache.get((1, 2), load(2)).unwrap();
+    let mut stats = CacheStats::default();
+    let a = cache.get((1, 0), &mut stats, load(0)).unwrap();
+    let b = cache.get((1, 1), &mut stats, load(1)).unwrap();
+    let c = cache.get((1, 2), &mut stats, load(2)).unwrap();
     assert_eq!(c.words(), &[2; WORDS]);
     assert_eq!(c.count(), WORDS as u64);
     assert_eq!(cache.len(), 2, "nothing evictable: the third is returned, not kept");
     drop((a, b));
-    cache.get((1, 3), load(3)).unwrap();
+    cache.get((1, 3), &mut stats, load(3)).unwrap();
     assert_eq!(cache.len(), 2);
     assert!(cache.used() <= 2 * BYTES);
 }
@@ -59,8 +67,9 @@ fn shards_in_use_are_not_evicted_and_overflow_is_not_kept() {
 #[test]
 fn an_exhausted_slab_takes_a_cached_slot_then_falls_back_to_the_heap() {
     let mut cache = cache(2, 2);
-    cache.get((1, 0), load(0)).unwrap();
-    let held = cache.get((1, 1), load(1)).unwrap();
+    let mut stats = CacheStats::default();
+    cache.get((1, 0), &mut stats, load(0)).unwrap();
+    let held = cache.get((1, 1), &mut stats, load(1)).unwrap();
     let slot = cache.buffer();
     assert!(!slot.is_heap(), "shard 0 gave up its slot");
     assert_eq!(cache.len(), 1);
@@ -73,11 +82,12 @@ fn an_exhausted_slab_takes_a_cached_slot_then_falls_back_to_the_heap() {
 #[test]
 fn own_outputs_only_take_free_room_and_go_first() {
     let mut cache = cache(3, 8);
-    cache.get((1, 0), load(0)).unwrap();
+    let mut stats = CacheStats::default();
+    cache.get((1, 0), &mut stats, load(0)).unwrap();
     let out = filled(&mut cache, 9);
     assert!(cache.offer((2, 9), Bits::new(out, 2 * WORDS as u64)));
-    cache.get((1, 1), load(1)).unwrap();
-    cache.get((1, 2), load(2)).unwrap(); // full: the offered shard goes first
+    cache.get((1, 1), &mut stats, load(1)).unwrap();
+    cache.get((1, 2), &mut stats, load(2)).unwrap(); // full: the offered shard goes first
     assert!(!cache.entries.contains_key(&(2, 9)));
     let out = filled(&mut cache, 8);
     assert!(
@@ -92,14 +102,15 @@ fn own_outputs_only_take_free_room_and_go_first() {
 #[test]
 fn seen_unions_are_taken_once_and_dropped_with_their_level() {
     let mut cache = cache(3, 8);
+    let mut stats = CacheStats::default();
     let seen = filled(&mut cache, 7);
-    cache.offer_seen(3, 5, seen);
+    offer_seen(&mut cache, 3, 5, seen);
     let seen = filled(&mut cache, 8);
-    cache.offer_seen(4, 5, seen);
+    offer_seen(&mut cache, 4, 5, seen);
     assert_eq!(cache.take_seen(3, 5).map(|s| s.to_vec()), Some(vec![7; WORDS]));
     assert!(cache.take_seen(3, 5).is_none(), "taken out");
     assert!(cache.take_seen(3, 6).is_none());
-    cache.get((3, 1), load(1)).unwrap();
+    cache.get((3, 1), &mut stats, load(1)).unwrap();
     cache.drop_levels_below(3); // tasks of level 4 on: (3, _) stays
     assert_eq!(cache.len(), 2);
     cache.drop_levels_below(4);
@@ -112,11 +123,11 @@ fn empty_unions_take_no_room_and_carry_over() {
     let mut cache = cache(1, 8);
     for (shard, v) in [(5, 0), (700, 0), (6, 1)] {
         let seen = filled(&mut cache, v);
-        cache.offer_seen(3, shard, seen);
+        offer_seen(&mut cache, 3, shard, seen);
     }
     assert_eq!(cache.used(), BYTES, "only the non-empty union takes room");
     let seen = filled(&mut cache, 2);
-    cache.offer_seen(3, 7, seen);
+    offer_seen(&mut cache, 3, 7, seen);
     assert!(cache.take_seen(3, 7).is_none(), "no room for a second one");
     assert_eq!(cache.take_seen(3, 5).map(|s| s.to_vec()), Some(vec![0; WORDS]));
     assert!(cache.take_seen(3, 5).is_none(), "taken out");
@@ -126,7 +137,7 @@ fn empty_unions_take_no_room_and_carry_over() {
     assert_eq!(cache.take_seen(4, 700).map(|s| s.to_vec()), Some(vec![0; WORDS]));
     assert_eq!(cache.take_seen(4, 6).map(|s| s.to_vec()), Some(vec![1; WORDS]));
     let seen = filled(&mut cache, 0);
-    cache.offer_seen(4, 9, seen);
+    offer_seen(&mut cache, 4, 9, seen);
     cache.drop_levels_below(4);
     assert!(cache.take_seen(4, 9).is_none(), "dropped with its level");
 }
@@ -134,14 +145,15 @@ fn empty_unions_take_no_room_and_carry_over() {
 #[test]
 fn evicted_slots_serve_the_next_loads() {
     let mut cache = cache(2, 2);
-    let first = cache.get((1, 0), load(7)).unwrap();
+    let mut stats = CacheStats::default();
+    let first = cache.get((1, 0), &mut stats, load(7)).unwrap();
     let address = first.words().as_ptr();
     drop(first);
     cache.remove((1, 0));
     // The next miss loads into the freed slot, stale words and all.
     let mut seen = Vec::new();
     let again = cache
-        .get((1, 1), |buffer| {
+        .get((1, 1), &mut stats, |buffer| {
             seen = buffer.to_vec();
             load(9)(buffer)
         })
@@ -158,6 +170,7 @@ fn evicted_slots_serve_the_next_loads() {
 fn lazy_refiling_evicts_as_a_plain_lru_list_does() {
     let capacity = 4;
     let mut cache = cache(capacity as u64, 16);
+    let mut stats = CacheStats::default();
     let mut reference: Vec<u64> = Vec::new(); // least recent first
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     for _ in 0..5000 {
@@ -165,9 +178,9 @@ fn lazy_refiling_evicts_as_a_plain_lru_list_does() {
         x ^= x >> 7;
         x ^= x << 17;
         let shard = x % 9;
-        let hits = cache.stats.hits;
-        cache.get((1, shard), load(shard)).unwrap();
-        let hit = cache.stats.hits > hits;
+        let hits = stats.hits;
+        cache.get((1, shard), &mut stats, load(shard)).unwrap();
+        let hit = stats.hits > hits;
         let position = reference.iter().position(|&s| s == shard);
         assert_eq!(hit, position.is_some(), "shard {}", shard);
         match position {
@@ -189,25 +202,22 @@ fn lazy_refiling_evicts_as_a_plain_lru_list_does() {
 #[test]
 fn the_level_below_goes_where_a_union_covers_it() {
     let mut cache = cache(8, 8);
+    let mut stats = CacheStats::default();
     for shard in 0..3 {
-        cache.get((4, shard), load(shard + 1)).unwrap();
+        cache.get((4, shard), &mut stats, load(shard + 1)).unwrap();
     }
     let union = filled(&mut cache, 7);
-    cache.offer_seen(5, 1, union);
+    offer_seen(&mut cache, 5, 1, union);
     // A union for another level covers nothing here.
     let other = filled(&mut cache, 7);
-    cache.offer_seen(4, 2, other);
+    offer_seen(&mut cache, 4, 2, other);
     assert_eq!(cache.drop_covered(5), 1);
-    let before = cache.stats;
-    cache.get((4, 0), load(1)).unwrap();
-    cache.get((4, 2), load(3)).unwrap();
-    assert_eq!(
-        cache.stats.hits - before.hits,
-        2,
-        "shards 0 and 2 have no union below 5"
-    );
-    cache.get((4, 1), load(2)).unwrap();
-    assert_eq!(cache.stats.hits - before.hits, 2, "shard 1 was read again");
+    let before = stats;
+    cache.get((4, 0), &mut stats, load(1)).unwrap();
+    cache.get((4, 2), &mut stats, load(3)).unwrap();
+    assert_eq!(stats.hits - before.hits, 2, "shards 0 and 2 have no union below 5");
+    cache.get((4, 1), &mut stats, load(2)).unwrap();
+    assert_eq!(stats.hits - before.hits, 2, "shard 1 was read again");
     assert!(cache.take_seen(5, 1).is_some(), "the union itself stays");
     assert_eq!(cache.drop_covered(0), 0);
 }

@@ -5,7 +5,7 @@
 //! than a level, sparse levels and damaged inputs.
 
 use super::*;
-use cayley_shared::files::format::ShardEntry;
+use cayley_shared::files::format::{ChunkReader, ShardEntry};
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_shared::search::resources::requirements;
 
@@ -53,7 +53,7 @@ struct Levels {
 }
 
 /// Computes levels 1, 2, … every chunk in turn until a level is empty.
-fn levels(runner: &mut TaskRunner) -> Levels {
+fn levels(runner: &TaskRunner) -> Levels {
     let chunks = runner.ctx.job.chunking.chunks();
     let mut out = Levels {
         depths: vec![1],
@@ -75,7 +75,7 @@ fn levels(runner: &mut TaskRunner) -> Levels {
 }
 
 #[test]
-fn a_batch_of_shards_computes_the_table_of_one_shard_at_a_time() {
+fn shards_in_flight_on_every_thread_give_the_table_of_one_shard_at_a_time() {
     // By pieces (72 shards) and reduced by the symmetries (classes of keys).
     for (spec, k, board) in [
         ("loopover:3x3 --no-symmetry", Some(2), "3x3"),
@@ -87,15 +87,140 @@ fn a_batch_of_shards_computes_the_table_of_one_shard_at_a_time() {
             let dir = checkpoint();
             let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2, WRITE).unwrap();
             if one_at_a_time {
-                runner.batch = 1;
+                runner.window = 1;
             } else {
-                assert!(runner.batch > 1, "{}: the budget has room for a batch", spec);
+                assert!(runner.window > 2, "{}: the budget has room for a window", spec);
             }
-            tables.push(levels(&mut runner).depths);
+            tables.push(levels(&runner).depths);
         }
-        assert_eq!(tables[0], published(board), "{} in batches", spec);
+        assert_eq!(tables[0], published(board), "{} on every thread", spec);
         assert_eq!(tables[1], published(board), "{} one shard at a time", spec);
     }
+}
+
+/// Computes levels 1, 2, … with the chunks of each level on `parallel`
+/// threads at once (tasks side by side in one runner, as a worker holding
+/// two leases runs them), until a level is empty.
+fn levels_side_by_side(runner: &TaskRunner, parallel: usize) -> Vec<u64> {
+    let chunks = runner.ctx.job.chunking.chunks();
+    let mut depths = vec![1];
+    for from in 0.. {
+        let next = std::sync::atomic::AtomicU64::new(0);
+        let states = std::sync::atomic::AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..parallel {
+                s.spawn(|| loop {
+                    let chunk = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if chunk >= chunks {
+                        break;
+                    }
+                    let task = runner.compute_chunk(from, chunk, &|_| {}).unwrap();
+                    states.fetch_add(task.states, std::sync::atomic::Ordering::Relaxed);
+                });
+            }
+        });
+        match states.into_inner() {
+            0 => break,
+            n => depths.push(n),
+        }
+    }
+    depths
+}
+
+#[test]
+fn tasks_of_a_level_side_by_side_give_the_published_table() {
+    // The sparse levels of the reduced space (items folding skipped
+    // shards), the dense block layout, and a window of one shard per
+    // task (loops end when it is full, and start again once it is
+    // written).
+    for (spec, k, window) in [
+        ("loopover:3x3", None, None),
+        ("loopover:3x3 --no-symmetry", Some(2), None),
+        ("loopover:3x3 --no-symmetry", Some(2), Some(1)),
+    ] {
+        let job = job(spec, k, 4);
+        let dir = checkpoint();
+        let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2, WRITE).unwrap();
+        if let Some(limit) = window {
+            runner.window = limit;
+        }
+        assert_eq!(
+            levels_side_by_side(&runner, 3),
+            published("3x3"),
+            "{} window {:?}",
+            spec,
+            window
+        );
+    }
+}
+
+#[test]
+fn a_task_failing_beside_another_leaves_the_other_whole() {
+    // Level 3 from level 2 with one chunk of level 2 damaged: the tasks
+    // reading it fail as corrupt inputs, those beside them finish and
+    // their files hold what a lone runner computes.
+    let (job, dir, chunk, entry) = computed();
+    let expected: Vec<u64> = {
+        let copy = tempfile::tempdir().unwrap();
+        copy_checkpoint(dir.path(), copy.path());
+        let runner = TaskRunner::new(job.clone(), copy.path(), 64 << 20, 2, WRITE).unwrap();
+        (0..job.chunking.chunks())
+            .map(|c| runner.compute_chunk(2, c, &|_| {}).unwrap().stored)
+            .collect()
+    };
+    let path = CheckpointDir::existing(dir.path()).chunk_path(2, chunk);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[(entry.offset + entry.length / 2) as usize] ^= 0x10;
+    std::fs::write(&path, bytes).unwrap();
+    let runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2, WRITE).unwrap();
+    let results: Vec<Result<TaskResult, TaskError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..job.chunking.chunks())
+            .map(|c| {
+                let runner = &runner;
+                s.spawn(move || runner.compute_chunk(2, c, &|_| {}))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut failed = 0;
+    for (c, result) in results.iter().enumerate() {
+        match result {
+            Ok(task) => assert_eq!(task.stored, expected[c], "chunk {}", c),
+            Err(TaskError::CorruptInput {
+                level: 2, chunk: bad, ..
+            }) if *bad == chunk => failed += 1,
+            Err(e) => panic!("chunk {}: {}", c, e),
+        }
+    }
+    assert!(
+        failed > 0 && failed < results.len(),
+        "{} of {} failed",
+        failed,
+        results.len()
+    );
+}
+
+/// Copies the checkpoint at `from` (levels and their chunk files) to `to`.
+fn copy_checkpoint(from: &Path, to: &Path) {
+    for entry in walk(from) {
+        let target = to.join(entry.strip_prefix(from).unwrap());
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(&entry, &target).unwrap();
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }
 
 /// A level of one shard: each task needs three shard buffers at once (the
@@ -110,8 +235,8 @@ fn a_one_shard_level_holds_three_shard_buffers() {
     let job = job("loopover:3x3 --no-symmetry", Some(0), 1);
     assert_eq!(job.space.shards(), 1);
     let dir = checkpoint();
-    let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2, WRITE).unwrap();
-    assert_eq!(levels(&mut runner).depths, published("3x3"));
+    let runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2, WRITE).unwrap();
+    assert_eq!(levels(&runner).depths, published("3x3"));
     assert_eq!(runner.slots_touched(), 3);
 }
 
@@ -130,8 +255,8 @@ fn a_budget_smaller_than_a_level_evicts_and_gives_the_same_table() {
     let mut misses = Vec::new();
     for budget in [smallest, 64 << 20] {
         let dir = checkpoint();
-        let mut runner = TaskRunner::new(job.clone(), dir.path(), budget, 1, WRITE).unwrap();
-        let run = levels(&mut runner);
+        let runner = TaskRunner::new(job.clone(), dir.path(), budget, 1, WRITE).unwrap();
+        let run = levels(&runner);
         assert_eq!(run.depths, published("3x3"), "budget {}", budget);
         assert!(runner.cache_peak() <= budget, "budget {}", budget);
         misses.push(run.misses);
@@ -145,8 +270,8 @@ fn sparse_levels_are_written_as_empty_index_entries() {
     // 72 shards of two pieces' places: level 1 (12 states) touches few.
     let job = job("loopover:3x3 --no-symmetry", Some(2), 8);
     let dir = checkpoint();
-    let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2, WRITE).unwrap();
-    let run = levels(&mut runner);
+    let runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2, WRITE).unwrap();
+    let run = levels(&runner);
     assert_eq!(run.depths, published("3x3"));
     let checkpoint = CheckpointDir::existing(dir.path());
     let (mut empty, mut wholly_empty_chunks) = (0, 0);
@@ -179,8 +304,8 @@ fn sparse_levels_are_written_as_empty_index_entries() {
 fn computed() -> (Job, tempfile::TempDir, u64, ShardEntry) {
     let job = job("loopover:3x3 --no-symmetry", Some(2), 8);
     let dir = checkpoint();
-    let mut runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2, WRITE).unwrap();
-    assert_eq!(levels(&mut runner).depths, published("3x3"));
+    let runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2, WRITE).unwrap();
+    assert_eq!(levels(&runner).depths, published("3x3"));
     let checkpoint = CheckpointDir::existing(dir.path());
     for chunk in 0..job.chunking.chunks() {
         let id = job.chunking.id(job.fingerprint(), 2, chunk, job.space.shard_words());
@@ -195,7 +320,7 @@ fn computed() -> (Job, tempfile::TempDir, u64, ShardEntry) {
 /// The errors of computing level 3 from level 2, every chunk, by a fresh
 /// runner (nothing cached: every input comes from the files).
 fn level_3_errors(job: &Job, dir: &Path) -> Vec<TaskError> {
-    let mut runner = TaskRunner::new(job.clone(), dir, 64 << 20, 2, WRITE).unwrap();
+    let runner = TaskRunner::new(job.clone(), dir, 64 << 20, 2, WRITE).unwrap();
     (0..job.chunking.chunks())
         .filter_map(|chunk| runner.compute_chunk(2, chunk, &|_| {}).err())
         .collect()

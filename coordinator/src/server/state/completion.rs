@@ -138,6 +138,7 @@ impl JobState {
         }
         self.pending.remove(&c.key);
         let io = c.done.io.unwrap_or_default();
+        self.level_threads.insert(c.worker, io.threads);
         let record = ChunkRecord {
             chunk: c.key.1,
             stored: c.done.stored,
@@ -157,6 +158,9 @@ impl JobState {
                 sources_seconds: io.sources_seconds,
                 other_seconds: io.other_seconds,
                 task_seconds: c.done.seconds,
+                busy_seconds: io.busy_seconds,
+                idle_seconds: io.idle_seconds,
+                threads: io.threads,
                 top_down_units: c.done.top_down_units,
                 bottom_up_units: c.done.bottom_up_units,
                 cheaper_bound: c.done.cheaper_bound,
@@ -394,7 +398,10 @@ impl JobState {
             seconds: running.seconds_before + self.level_started.elapsed().as_secs_f64(),
             bytes: sum(|r| r.bytes),
             evaluations: sum(|r| r.evaluations),
-            io: self.level_io,
+            io: IoTotals {
+                threads: self.level_io.threads.max(self.level_threads.values().sum()),
+                ..self.level_io
+            },
         };
         let depth = running.from_level + 1;
         self.reporter

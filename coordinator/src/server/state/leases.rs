@@ -77,8 +77,16 @@ impl JobState {
             .is_none_or(|w| w.lost || self.clock.since(w.last_seen) > self.lease_duration)
     }
 
-    /// Hands out a task, asks the worker to wait, or says the job is over.
+    /// Hands out a task to a worker with nothing running, asks it to wait,
+    /// or says the job is over.
     pub fn lease(&mut self, worker: u64) -> lease_reply::Reply {
+        self.lease_holding(worker, 0)
+    }
+
+    /// [`Self::lease`] for a worker computing `running` tasks already: it
+    /// gets the next task, but no backup copy of a straggler (it is not
+    /// idle, and the copy would wait for its threads).
+    pub fn lease_holding(&mut self, worker: u64, running: u32) -> lease_reply::Reply {
         self.touch(worker);
         if self.phase != Phase::Running {
             if let Some(w) = self.workers.get_mut(&worker) {
@@ -93,7 +101,7 @@ impl JobState {
         self.expire_leases();
         let (key, backup) = match self.choose(worker) {
             Some(key) => (key, false),
-            None => match self.straggler(worker) {
+            None => match self.straggler(worker).filter(|_| running == 0) {
                 Some(key) => (key, true),
                 None => return lease_reply::Reply::WaitMs(100),
             },

@@ -329,8 +329,12 @@ fn an_idle_worker_copies_a_straggler_and_the_first_result_wins() {
     // Slow's task has not yet run as long as an average task (milliseconds
     // of real compute): no copy.
     assert!(matches!(h.state.lease(fast), lease_reply::Reply::WaitMs(_)));
-    // Now it has, with no progress: fast gets a second copy of it.
+    // Now it has, with no progress. A worker still computing a task of
+    // its own gets no copy (it is not idle: the copy would wait for its
+    // threads)...
     hands.advance(Duration::from_secs(60));
+    assert!(matches!(h.state.lease_holding(fast, 1), lease_reply::Reply::WaitMs(_)));
+    // ...an idle one gets a second copy of it.
     let copy = h.lease(fast);
     assert_eq!((copy.from_level, copy.chunk), (held.from_level, held.chunk));
     assert_ne!(copy.lease_id, held.lease_id);

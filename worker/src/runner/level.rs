@@ -1,0 +1,221 @@
+//! What every task of the running level shares: the level it reads, whether
+//! level `d - 2` is on disk to leave out of the unseen set, and (on sparse
+//! levels) which shards can gain states at all. Worked out by the level's
+//! first task while the others of that level wait; tasks of another level
+//! wait until the running ones are done, since a new level drops what the
+//! old one read from the cache.
+//!
+//! The same lock counts the worker's idle time: how long no task of its
+//! was computing, between the end of one and the start of the next (the
+//! report, the lease, and the wait for a level to close). Each task
+//! reports the idle time that ended when it started.
+
+use super::{TaskError, TaskRunner};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+/// Non-empty shards whose targets are worked out at once in
+/// [`TaskRunner::sparse_targets`].
+const TARGET_BATCH: usize = 4096;
+
+/// The running level, as its tasks see it.
+pub(super) struct LevelView {
+    /// The level tasks read (`d`); they write `d + 1`.
+    pub from_level: u32,
+    /// `d - 2` while level `d - 2` is still on disk.
+    older: Option<u32>,
+    /// Set when reading level `d - 2` failed: the level goes on without it.
+    older_failed: AtomicBool,
+    /// While the level read is sparse: one bit per shard that can gain
+    /// states; every other shard's task is written empty without working
+    /// out its sources.
+    pub targets: Option<Vec<u64>>,
+}
+
+impl LevelView {
+    /// Level `d - 2`, when it is on disk and readable.
+    pub fn older(&self) -> Option<u32> {
+        self.older.filter(|_| !self.older_failed.load(Ordering::Relaxed))
+    }
+
+    /// Level `d - 2` only takes states out of the unseen set that no probe
+    /// can hit: after a failure to read it, the level goes on without it
+    /// (same table, more probes) rather than failing tasks on an input
+    /// the coordinator cannot repair.
+    pub fn give_up_older(&self) {
+        self.older_failed.store(true, Ordering::Relaxed);
+    }
+
+    /// True when the sparse map says `shard` gains no state.
+    pub fn gains_nothing(&self, shard: u64) -> bool {
+        self.targets
+            .as_ref()
+            .is_some_and(|bits| bits[(shard / 64) as usize] >> (shard % 64) & 1 == 0)
+    }
+}
+
+/// The running level and the worker's idle time.
+#[derive(Default)]
+pub(super) struct Levels {
+    slot: Mutex<Slot>,
+    /// Signalled when a task leaves.
+    left: Condvar,
+}
+
+#[derive(Default)]
+struct Slot {
+    view: Option<Arc<LevelView>>,
+    /// Tasks computing now.
+    running: usize,
+    /// When the last task left, while none is running.
+    idle_since: Option<Instant>,
+    /// Idle seconds not yet reported.
+    idle: f64,
+}
+
+/// A task's hold on its level; leaving it (on drop) lets tasks of another
+/// level start.
+pub(super) struct Entered<'a> {
+    levels: &'a Levels,
+    pub view: Arc<LevelView>,
+    /// Seconds no task of this worker computed before this one started.
+    pub idle_seconds: f64,
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        let mut slot = self.levels.lock();
+        slot.running -= 1;
+        if slot.running == 0 {
+            slot.idle_since = Some(Instant::now());
+        }
+        self.levels.left.notify_all();
+    }
+}
+
+impl Levels {
+    fn lock(&self) -> MutexGuard<'_, Slot> {
+        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl TaskRunner {
+    /// Enters level `from_level` for one task: waits while tasks of another
+    /// level run, and begins the level if it is new.
+    pub(super) fn enter(&self, from_level: u32) -> Result<Entered<'_>, TaskError> {
+        let levels = &self.levels;
+        let mut slot = levels.lock();
+        let current = |slot: &Slot| slot.view.as_ref().map(|v| v.from_level);
+        while slot.running > 0 && current(&slot) != Some(from_level) {
+            slot = levels.left.wait(slot).unwrap_or_else(|e| e.into_inner());
+        }
+        if current(&slot) != Some(from_level) {
+            // A failure to work out the sparse map leaves the level to the
+            // slow path (every shard's sources worked out).
+            slot.view = None;
+            let (mut view, targets) = self.begin_level(from_level);
+            match targets {
+                Ok(targets) => view.targets = targets,
+                Err(e) => {
+                    slot.view = Some(Arc::new(view));
+                    return Err(e);
+                }
+            }
+            slot.view = Some(Arc::new(view));
+        }
+        slot.running += 1;
+        if let Some(since) = slot.idle_since.take() {
+            slot.idle += since.elapsed().as_secs_f64();
+        }
+        let idle_seconds = std::mem::take(&mut slot.idle);
+        let view = slot.view.clone().expect("set above");
+        Ok(Entered {
+            levels,
+            view,
+            idle_seconds,
+        })
+    }
+
+    /// A new level: shards of levels no task reads again leave the cache;
+    /// returns its view and its sparse map (worked out last).
+    #[allow(clippy::type_complexity)]
+    fn begin_level(&self, from_level: u32) -> (LevelView, Result<Option<Vec<u64>>, TaskError>) {
+        {
+            let mut held = self.store.lock();
+            held.cache.drop_levels_below(from_level.saturating_sub(1));
+            held.cache.drop_covered(from_level);
+            held.files.retain_levels_from(from_level.saturating_sub(1));
+        }
+        // F_{d-2} is on disk when the coordinator kept it (it holds more
+        // states than remain unseen) or as an early level `last2` keeps;
+        // its states then leave the kernel's unseen set.
+        let older = from_level
+            .checked_sub(2)
+            .filter(|&l| l > 0 && self.checkpoint.level_dir(l).is_dir());
+        self.ctx.begin_level();
+        let view = LevelView {
+            from_level,
+            older,
+            older_failed: AtomicBool::new(false),
+            targets: None,
+        };
+        (view, self.sparse_targets(from_level))
+    }
+
+    /// The shards that can hold states of level `level + 1`, as a bitmap,
+    /// when level `level` is sparse: the level's non-empty shards (from the
+    /// chunk indexes) and the shards that read them. Working out one
+    /// shard's sources costs as much as one shard's targets, so this pays
+    /// while at most a quarter of the shards hold states; `None` above that,
+    /// or where the space has no cheap map from sources to targets. The 4×4
+    /// Loopover's first levels (499,961 shards, a few thousand states) took
+    /// minutes each, all of it in working out every shard's sources.
+    fn sparse_targets(&self, level: u32) -> Result<Option<Vec<u64>>, TaskError> {
+        let job = &self.ctx.job;
+        let shards = job.space.shards();
+        if self.ctx.target_shards(job.solved_shard()).is_none() {
+            return Ok(None);
+        }
+        let limit = shards / 4;
+        let mut nonempty = Vec::new();
+        if level == 0 {
+            nonempty.push(job.solved_shard());
+        } else {
+            for chunk in 0..job.chunking.chunks() {
+                let first = job.chunking.shards_of(chunk).start;
+                let reader = self
+                    .readers_of(&[(level, first)])?
+                    .pop()
+                    .flatten()
+                    .expect("a level above 0 has files");
+                for (i, entry) in reader.entries().iter().enumerate() {
+                    if entry.popcount > 0 {
+                        nonempty.push(first + i as u64);
+                    }
+                }
+                if nonempty.len() as u64 > limit {
+                    return Ok(None);
+                }
+            }
+        }
+        use rayon::prelude::*;
+        let mut bits = vec![0u64; shards.div_ceil(64) as usize];
+        let mut set = |shard: u64| bits[(shard / 64) as usize] |= 1 << (shard % 64);
+        // In batches: the targets of every source at once would be up to
+        // 24 entries per non-empty shard (24 MB on the 4×4).
+        for batch in nonempty.chunks(TARGET_BATCH) {
+            let targets: Vec<Vec<u64>> = self.pool.install(|| {
+                batch
+                    .par_iter()
+                    .map(|&a| self.ctx.target_shards(a).expect("checked above"))
+                    .collect()
+            });
+            batch
+                .iter()
+                .chain(targets.iter().flatten())
+                .for_each(|&shard| set(shard));
+        }
+        Ok(Some(bits))
+    }
+}

@@ -1,0 +1,314 @@
+//! The worker's shards and open chunk files, shared by its threads.
+//!
+//! Every thread of a task fetches its own shard's inputs: the cache and the
+//! open files sit behind one lock, taken once to look up all of a shard's
+//! inputs and once more to keep what was loaded, while reading and
+//! decompressing (the slow part of a miss) run outside it, on as many
+//! threads as miss at once. A shard that one thread is loading is not
+//! loaded again by another: that one waits for it (the sources of
+//! neighbouring target shards are mostly the same shards).
+
+use super::readers::Readers;
+use super::{input_error, TaskError, TaskRunner};
+use crate::cache::{Bits, CacheStats, ShardCache, ShardKey};
+use crate::slab::Slot;
+use cayley_shared::files::format::ChunkReader;
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+/// The cache and the open files, behind one lock.
+pub(super) struct Store {
+    inner: Mutex<Held>,
+    /// Signalled whenever loads are kept (see [`Held::loading`]).
+    loaded: Condvar,
+}
+
+pub(super) struct Held {
+    pub cache: ShardCache,
+    pub files: Readers,
+    /// Shards some thread is reading from the checkpoint right now.
+    loading: HashSet<ShardKey, foldhash::fast::RandomState>,
+}
+
+thread_local! {
+    /// Compressed frames are read through one buffer per thread, which
+    /// keeps its capacity (see [`ChunkReader::read_shard_via`]).
+    static FRAME: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Store {
+    pub fn new(cache: ShardCache) -> Store {
+        Store {
+            inner: Mutex::new(Held {
+                cache,
+                files: Readers::new(),
+                loading: HashSet::default(),
+            }),
+            loaded: Condvar::new(),
+        }
+    }
+
+    /// The cache and files. A panic while they were held cannot leave them
+    /// half-changed in a way that matters: the cache only loses track of
+    /// a shard, which is read again.
+    pub fn lock(&self) -> MutexGuard<'_, Held> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The load of `entry`, taken out of it; `None` (and `entry` untouched)
+/// for anything else.
+fn take_load(entry: &mut Option<Found>) -> Option<Found> {
+    match entry {
+        Some(Found::Load { .. }) => entry.take(),
+        _ => None,
+    }
+}
+
+/// What a lookup found for one key.
+enum Found {
+    Ready(Bits),
+    /// To be read from `reader`'s shard `index` (`count` set bits) into `slot`.
+    Load {
+        reader: Arc<ChunkReader>,
+        index: usize,
+        count: u64,
+        slot: Slot,
+    },
+    /// Another thread is reading it.
+    Awaited,
+}
+
+impl TaskRunner {
+    /// The verified readers of `keys`' chunk files (`None` at level 0),
+    /// opening those not open yet outside the lock.
+    pub(super) fn readers_of(&self, keys: &[ShardKey]) -> Result<Vec<Option<Arc<ChunkReader>>>, TaskError> {
+        let chunk_of = |&(level, shard): &ShardKey| (level, self.ctx.job.chunking.chunk_of(shard));
+        let mut readers = vec![None; keys.len()];
+        let mut missing = Vec::new();
+        {
+            let mut held = self.store.lock();
+            for (i, key) in keys.iter().enumerate().filter(|(_, k)| k.0 > 0) {
+                let (level, chunk) = chunk_of(key);
+                match held.files.get(level, chunk) {
+                    Some(reader) => readers[i] = Some(reader),
+                    None => missing.push(i),
+                }
+            }
+        }
+        if missing.is_empty() {
+            return Ok(readers);
+        }
+        let mut opened: Vec<((u32, u64), ChunkReader)> = Vec::new();
+        for &i in &missing {
+            let (level, chunk) = chunk_of(&keys[i]);
+            if !opened.iter().any(|(at, _)| *at == (level, chunk)) {
+                let path = self.checkpoint.chunk_path(level, chunk);
+                let reader =
+                    ChunkReader::open(&path, &self.id(level, chunk)).map_err(|e| input_error(level, chunk, e))?;
+                opened.push(((level, chunk), reader));
+            }
+        }
+        let mut held = self.store.lock();
+        let opened: Vec<((u32, u64), Arc<ChunkReader>)> = opened
+            .into_iter()
+            .map(|((level, chunk), reader)| ((level, chunk), held.files.insert(level, chunk, reader)))
+            .collect();
+        for &i in &missing {
+            let at = chunk_of(&keys[i]);
+            readers[i] = opened.iter().find(|(k, _)| *k == at).map(|(_, r)| r.clone());
+        }
+        Ok(readers)
+    }
+
+    /// `F_level(shard)` for each `(level, shard)` of `keys`, from the cache
+    /// or the checkpoint, counted in `stats`.
+    pub(super) fn fetch(&self, keys: &[ShardKey], stats: &mut CacheStats) -> Result<Vec<Bits>, TaskError> {
+        let readers = self.readers_of(keys)?;
+        let mut found: Vec<Option<Found>> = Vec::with_capacity(keys.len());
+        {
+            let mut held = self.store.lock();
+            for (&key, reader) in keys.iter().zip(&readers) {
+                found.push(Some(self.look_up(&mut held, key, reader.as_ref(), stats)));
+            }
+        }
+        // Loads outside the lock; on a failure, the marks of every load of
+        // this call go, so that nobody waits for them.
+        let mut loaded = Vec::new();
+        let mut failure = None;
+        for (i, entry) in found.iter_mut().enumerate() {
+            let Some(Found::Load {
+                reader,
+                index,
+                count,
+                slot,
+            }) = take_load(entry)
+            else {
+                continue;
+            };
+            if failure.is_some() {
+                loaded.push((i, None));
+                continue;
+            }
+            match self.load(&reader, index, slot, stats) {
+                Ok(slot) => loaded.push((i, Some(Bits::new(slot, count)))),
+                Err(e) => {
+                    let (level, shard) = keys[i];
+                    failure = Some(input_error(level, self.ctx.job.chunking.chunk_of(shard), e));
+                    loaded.push((i, None));
+                }
+            }
+        }
+        let mut held = self.store.lock();
+        if !loaded.is_empty() {
+            for (i, bits) in loaded {
+                held.loading.remove(&keys[i]);
+                if let Some(bits) = bits {
+                    found[i] = Some(Found::Ready(held.cache.admit(keys[i], bits)));
+                }
+            }
+            self.store.loaded.notify_all();
+        }
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        // Shards another thread was reading: kept by now, or (evicted
+        // already, or that thread failed) looked up again.
+        let mut out = Vec::with_capacity(keys.len());
+        for (i, entry) in found.into_iter().enumerate() {
+            match entry {
+                Some(Found::Ready(bits)) => out.push(bits),
+                _ => {
+                    drop(held);
+                    out.push(self.fetch_awaited(keys[i], stats)?);
+                    held = self.store.lock();
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A shard another thread was loading when it was looked up: waits for
+    /// it, or loads it if that thread gave up.
+    fn fetch_awaited(&self, key: ShardKey, stats: &mut CacheStats) -> Result<Bits, TaskError> {
+        let mut held = self.store.lock();
+        while held.loading.contains(&key) {
+            held = self.store.loaded.wait(held).unwrap_or_else(|e| e.into_inner());
+        }
+        if let Some(bits) = held.cache.lookup(key) {
+            return Ok(bits);
+        }
+        drop(held);
+        // Not kept (no room) or failed elsewhere: read it here.
+        let bits = self.fetch(&[key], stats)?;
+        Ok(bits.into_iter().next().expect("one key, one shard"))
+    }
+
+    /// One key looked up with the store held: ready (cached, empty, level 0),
+    /// or to be loaded by this thread (a buffer taken for it), or awaited.
+    fn look_up(
+        &self,
+        held: &mut Held,
+        key: ShardKey,
+        reader: Option<&Arc<ChunkReader>>,
+        stats: &mut CacheStats,
+    ) -> Found {
+        let shard = key.1;
+        let Some(reader) = reader else {
+            // Level 0: every shard but the solved state's is the shared
+            // empty one; that one goes through the cache so the task's
+            // current level and its sources share one buffer.
+            if shard != self.ctx.job.solved_shard() {
+                return Found::Ready(self.zeros.clone());
+            }
+            let job = &self.ctx.job;
+            let bits = held.cache.get(key, stats, |mut words| {
+                words.fill(0);
+                job.level_zero(shard, &mut words);
+                let count = cayley_shared::space::bits::popcount(&words);
+                Ok::<_, TaskError>((words, count, 0))
+            });
+            return Found::Ready(bits.expect("level zero is made, not read"));
+        };
+        stats.lookups += 1;
+        let index = (shard - reader.header().id.first_shard) as usize;
+        let count = reader.entries()[index].popcount;
+        if count == 0 {
+            // Known empty from the index: nothing to read or keep.
+            stats.hits += 1;
+            return Found::Ready(self.zeros.clone());
+        }
+        if let Some(bits) = held.cache.lookup(key) {
+            stats.hits += 1;
+            return Found::Ready(bits);
+        }
+        if !held.loading.insert(key) {
+            return Found::Awaited;
+        }
+        let slot = held.cache.buffer_for_load();
+        Found::Load {
+            reader: reader.clone(),
+            index,
+            count,
+            slot,
+        }
+    }
+
+    /// Reads shard `index` of `reader` into `slot` (verified).
+    fn load(
+        &self,
+        reader: &ChunkReader,
+        index: usize,
+        mut slot: Slot,
+        stats: &mut CacheStats,
+    ) -> Result<Slot, cayley_shared::files::format::FormatError> {
+        let started = Instant::now();
+        let read = FRAME.with(|frame| reader.read_shard_via(index, &mut slot, &mut frame.borrow_mut()))?;
+        stats.load_seconds += started.elapsed().as_secs_f64();
+        stats.bytes_read += read;
+        Ok(slot)
+    }
+
+    /// ORs `F_level(shard)` into `into`, read past the cache (levels read
+    /// only once); nothing is read when the chunk index says the shard is
+    /// empty.
+    pub(super) fn or_level_into(
+        &self,
+        level: u32,
+        shard: u64,
+        into: &mut [u64],
+        stats: &mut CacheStats,
+    ) -> Result<(), TaskError> {
+        let key = [(level, shard)];
+        let reader = self
+            .readers_of(&key)?
+            .pop()
+            .flatten()
+            .expect("a level above 0 has files");
+        let index = (shard - reader.header().id.first_shard) as usize;
+        if reader.entries()[index].popcount == 0 {
+            return Ok(());
+        }
+        let buffer = self.store.lock().cache.buffer();
+        let chunk = self.ctx.job.chunking.chunk_of(shard);
+        let buffer = self
+            .load(&reader, index, buffer, stats)
+            .map_err(|e| input_error(level, chunk, e))?;
+        into.iter_mut().zip(buffer.iter()).for_each(|(u, w)| *u |= w);
+        Ok(())
+    }
+
+    /// `F_0(shard) ∪ … ∪ F_{below-1}(shard)`, read level by level (a
+    /// directed graph's "seen" set; most of these levels are read only
+    /// here, so they bypass the cache).
+    pub(super) fn union_of_levels(&self, below: u32, shard: u64, stats: &mut CacheStats) -> Result<Slot, TaskError> {
+        let mut union = self.store.lock().cache.zeroed();
+        self.ctx.job.level_zero(shard, &mut union);
+        for level in 1..below {
+            self.or_level_into(level, shard, &mut union, stats)?;
+        }
+        Ok(union)
+    }
+}
