@@ -4,7 +4,7 @@
 
 use cayley_tests::cube::{cube_sticker_generators, cube_tws};
 use cayley_tests::procs::{pause, signal, start_worker, wait_until, worker_output, Coordinator};
-use cayley_tests::published::published_loopover_mtm;
+use cayley_tests::published::{published_loopover_mtm, published_table};
 use cayley_tests::{loopover_generators, reference_bfs, reference_tracked_bfs};
 use std::time::Duration;
 
@@ -60,6 +60,50 @@ fn a_worker_killed_mid_level_does_not_change_the_table() {
     let (ok, err) = worker_output(survivor, LONG);
     assert!(ok, "surviving worker failed: {}", err);
     assert_eq!(coordinator.finish(LONG), published_loopover_mtm("2x5"));
+}
+
+/// A worker holds two leases at once (the next task starts on the threads
+/// the first no longer needs). Stopped past its lease period, it loses
+/// them mid-computation; resumed, its reports are refused, it drops those
+/// tasks and goes on with new ones, and the table stands.
+#[test]
+fn a_worker_paused_past_its_leases_drops_the_tasks_in_flight_and_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    // 132 one-shard tasks a level, leases of 2 s that expire rather than
+    // being won by backup copies.
+    let job = [
+        "--shard-pieces",
+        "2",
+        "--chunk-shards",
+        "1",
+        "--lease-secs",
+        "2",
+        "--no-backup-tasks",
+    ];
+    let mut coordinator = Coordinator::start(dir.path(), "pancake:12", TOKEN, &job);
+    let paused = start_worker(&coordinator.url, TOKEN, dir.path(), 2);
+    let steady = start_worker(&coordinator.url, TOKEN, dir.path(), 1);
+    // Paused in the dense levels (10–12 of 14, a second or more each),
+    // not at a level's start, when a worker may be between leases; resumed
+    // as soon as a lease of its expired, well before the job ends.
+    assert!(
+        wait_until(LONG, || coordinator.levels_done() >= 10),
+        "the job did not reach level 10"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    pause(&paused);
+    coordinator.wait_for_line("expired; re-issuing it", Duration::from_secs(30));
+    signal(&paused, libc::SIGCONT);
+    let (ok, err) = worker_output(paused, LONG);
+    assert!(ok, "the paused worker failed: {}", err);
+    let dropped = err.matches("dropped task").count();
+    assert!(dropped >= 1, "no task was dropped: {}", err);
+    let (ok, err) = worker_output(steady, LONG);
+    assert!(ok, "{}", err);
+    assert_eq!(
+        coordinator.finish(LONG),
+        published_table("cayleypy-growth.csv", "pancake:12")
+    );
 }
 
 #[test]

@@ -44,25 +44,28 @@ impl TaskRunner {
         stats: &mut CacheStats,
     ) -> Result<Gathered, TaskError> {
         let from_level = view.from_level;
-        let (seen, output) = {
-            let mut held = self.store.lock();
-            // "Seen" is every earlier level when this worker holds their
-            // union; otherwise the level before, which suffices for an
-            // undirected graph. Every earlier level makes bottom-up probe
-            // only the states still unreached, not those found two or more
-            // levels ago, which never hit: on the cube's corners, 41% fewer
-            // evaluations over the whole search.
-            let seen = match held.cache.take_seen(from_level, shard) {
-                Some(seen) => Some(seen),
-                None if from_level == 0 => Some(held.cache.zeroed()),
-                None => None,
-            };
-            (seen, held.cache.buffer())
+        let mut held = self.store.lock();
+        // "Seen" is every earlier level when this worker holds their union;
+        // otherwise the level before, which suffices for an undirected
+        // graph. Every earlier level makes bottom-up probe only the states
+        // still unreached, not those found two or more levels ago, which
+        // never hit: on the cube's corners, 41% fewer evaluations over the
+        // whole search.
+        let seen = match held.cache.take_seen(from_level, shard) {
+            Some(seen) => Some(seen),
+            None if from_level == 0 => Some(held.cache.zeroed()),
+            None => None,
         };
+        let output = held.cache.buffer();
         // A directed graph reaches states again at any later depth: its
         // seen set is every earlier level, read here when not held.
         let seen = match seen {
-            None if self.ctx.job.directed => Some(self.union_of_levels(from_level, shard, stats)?),
+            None if self.ctx.job.directed => {
+                drop(held);
+                let union = self.union_of_levels(from_level, shard, stats)?;
+                held = self.store.lock();
+                Some(union)
+            }
             seen => seen,
         };
         let mut keys: Vec<(u32, u64)> = Vec::with_capacity(sources.len() + 2);
@@ -71,7 +74,8 @@ impl TaskRunner {
         }
         keys.push((from_level, shard));
         keys.extend(sources.iter().map(|&s| (from_level, s)));
-        let mut fetched = self.fetch(&keys, stats)?.into_iter();
+        // The inputs are looked up in the same lock session.
+        let mut fetched = self.fetch_held(held, &keys, stats)?.into_iter();
         let before = seen.is_none().then(|| fetched.next().expect("fetched"));
         let current = fetched.next().expect("fetched");
         let sources: Vec<(u64, Bits)> = sources.into_iter().zip(fetched).collect();

@@ -58,6 +58,14 @@ impl Store {
     }
 }
 
+/// The shard of a lookup known to be ready.
+fn ready(found: Option<Found>) -> Bits {
+    match found {
+        Some(Found::Ready(bits)) => bits,
+        _ => unreachable!("checked ready"),
+    }
+}
+
 /// The load of `entry`, taken out of it; `None` (and `entry` untouched)
 /// for anything else.
 fn take_load(entry: &mut Option<Found>) -> Option<Found> {
@@ -126,12 +134,45 @@ impl TaskRunner {
     /// `F_level(shard)` for each `(level, shard)` of `keys`, from the cache
     /// or the checkpoint, counted in `stats`.
     pub(super) fn fetch(&self, keys: &[ShardKey], stats: &mut CacheStats) -> Result<Vec<Bits>, TaskError> {
-        let readers = self.readers_of(keys)?;
+        self.fetch_held(self.store.lock(), keys, stats)
+    }
+
+    /// [`Self::fetch`] continuing the lock session `held` of the caller: a
+    /// shard whose inputs are all in memory takes the lock once.
+    pub(super) fn fetch_held(
+        &self,
+        mut held: MutexGuard<'_, Held>,
+        keys: &[ShardKey],
+        stats: &mut CacheStats,
+    ) -> Result<Vec<Bits>, TaskError> {
+        let chunk_of = |shard: u64| self.ctx.job.chunking.chunk_of(shard);
         let mut found: Vec<Option<Found>> = Vec::with_capacity(keys.len());
-        {
+        let mut unopened = Vec::new();
+        for (i, &(level, shard)) in keys.iter().enumerate() {
+            if level == 0 {
+                found.push(Some(self.look_up(&mut held, (level, shard), None, stats)));
+                continue;
+            }
+            match held.files.get(level, chunk_of(shard)) {
+                Some(reader) => found.push(Some(self.look_up(&mut held, (level, shard), Some(&reader), stats))),
+                None => {
+                    found.push(None);
+                    unopened.push(i);
+                }
+            }
+        }
+        let done = |found: &[Option<Found>]| found.iter().all(|f| matches!(f, Some(Found::Ready(_))));
+        if done(&found) {
+            return Ok(found.into_iter().map(ready).collect());
+        }
+        drop(held);
+        if !unopened.is_empty() {
+            // Files not open yet: opened (and verified) outside the lock.
+            let unopened_keys: Vec<ShardKey> = unopened.iter().map(|&i| keys[i]).collect();
+            let readers = self.readers_of(&unopened_keys)?;
             let mut held = self.store.lock();
-            for (&key, reader) in keys.iter().zip(&readers) {
-                found.push(Some(self.look_up(&mut held, key, reader.as_ref(), stats)));
+            for (&i, reader) in unopened.iter().zip(readers) {
+                found[i] = Some(self.look_up(&mut held, keys[i], reader.as_ref(), stats));
             }
         }
         // Loads outside the lock; on a failure, the marks of every load of
@@ -156,13 +197,13 @@ impl TaskRunner {
                 Ok(slot) => loaded.push((i, Some(Bits::new(slot, count)))),
                 Err(e) => {
                     let (level, shard) = keys[i];
-                    failure = Some(input_error(level, self.ctx.job.chunking.chunk_of(shard), e));
+                    failure = Some(input_error(level, chunk_of(shard), e));
                     loaded.push((i, None));
                 }
             }
         }
-        let mut held = self.store.lock();
         if !loaded.is_empty() {
+            let mut held = self.store.lock();
             for (i, bits) in loaded {
                 held.loading.remove(&keys[i]);
                 if let Some(bits) = bits {
@@ -180,11 +221,7 @@ impl TaskRunner {
         for (i, entry) in found.into_iter().enumerate() {
             match entry {
                 Some(Found::Ready(bits)) => out.push(bits),
-                _ => {
-                    drop(held);
-                    out.push(self.fetch_awaited(keys[i], stats)?);
-                    held = self.store.lock();
-                }
+                _ => out.push(self.fetch_awaited(keys[i], stats)?),
             }
         }
         Ok(out)

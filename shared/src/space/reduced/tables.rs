@@ -7,7 +7,9 @@
 //! tables of 14,400 entries. Building them per map cost 5–20 s per level
 //! before any state was expanded; see BENCHMARKS.md.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Upper bound on the bytes of tables kept. Past it the cache starts over:
@@ -15,20 +17,62 @@ use std::sync::{Arc, Mutex};
 /// rebuild what they need.
 pub const TABLE_CACHE_BYTES: usize = 64 << 20;
 
+/// Tables a thread keeps at hand in front of the shared cache: a 4×4
+/// Loopover shard builds up to 24 maps of several tables each, and every
+/// thread looking each one up under the shared lock made that lock the
+/// one all threads queue on. Past this many the thread's front starts over.
+const FRONT_ENTRIES: usize = 4096;
+
 /// Shared, bounded cache of contribution tables, keyed by the bytes that
-/// determine them (see `FiberMap::new`).
-#[derive(Default)]
+/// determine them (see `FiberMap::new`), with a front of recent tables per
+/// thread that answers without the lock.
 pub struct TableCache {
     state: Mutex<CacheState>,
+    /// Tells this cache's tables apart from another's in a thread's front.
+    id: u64,
+    /// Counts the times the cache started over: a thread's front of an
+    /// earlier generation is dropped, so no table outlives the bound for
+    /// long.
+    generation: AtomicU64,
+}
+
+impl Default for TableCache {
+    fn default() -> TableCache {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        TableCache {
+            state: Mutex::default(),
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            generation: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The two kinds of tables by key.
+#[derive(Default)]
+struct Tables {
+    digits: HashMap<Vec<u8>, Arc<Vec<u64>>>,
+    rows: HashMap<Vec<u8>, Arc<Vec<Vec<u64>>>>,
 }
 
 #[derive(Default)]
 struct CacheState {
-    digits: HashMap<Vec<u8>, Arc<Vec<u64>>>,
-    rows: HashMap<Vec<u8>, Arc<Vec<Vec<u64>>>>,
+    tables: Tables,
     bytes: usize,
     hits: u64,
     misses: u64,
+}
+
+/// A thread's tables at hand: those of one cache and generation.
+#[derive(Default)]
+struct Front {
+    id: u64,
+    generation: u64,
+    tables: Tables,
+    entries: usize,
+}
+
+thread_local! {
+    static FRONT: RefCell<Front> = RefCell::default();
 }
 
 impl std::fmt::Debug for TableCache {
@@ -41,15 +85,16 @@ impl std::fmt::Debug for TableCache {
 impl TableCache {
     /// One digit's contribution by full rank, built by `build` on a miss.
     pub fn digit(&self, key: &[u8], build: impl FnOnce() -> Vec<u64>) -> Arc<Vec<u64>> {
-        self.get_or_build(key, |s| &mut s.digits, build, |t| t.len() * 8)
+        self.get_or_build(key, |t| &mut t.digits, build, |t| t.len() * 8)
     }
 
     /// A row's inner tables (one per forced parity), built by `build` on a miss.
     pub fn rows(&self, key: &[u8], build: impl FnOnce() -> Vec<Vec<u64>>) -> Arc<Vec<Vec<u64>>> {
-        self.get_or_build(key, |s| &mut s.rows, build, |t| t.iter().map(|r| r.len() * 8).sum())
+        self.get_or_build(key, |t| &mut t.rows, build, |t| t.iter().map(|r| r.len() * 8).sum())
     }
 
-    /// Lookups answered from the cache and lookups that built a table.
+    /// Lookups the shared cache answered and lookups that built a table
+    /// (a thread's front answers before it, uncounted).
     pub fn hit_counts(&self) -> (u64, u64) {
         let s = self.lock();
         (s.hits, s.misses)
@@ -64,13 +109,49 @@ impl TableCache {
     fn get_or_build<T>(
         &self,
         key: &[u8],
-        map: impl Fn(&mut CacheState) -> &mut HashMap<Vec<u8>, Arc<T>>,
+        map: impl Fn(&mut Tables) -> &mut HashMap<Vec<u8>, Arc<T>>,
+        build: impl FnOnce() -> T,
+        bytes: impl Fn(&T) -> usize,
+    ) -> Arc<T> {
+        let generation = self.generation.load(Ordering::Acquire);
+        let at_hand = FRONT.with(|front| {
+            let mut front = front.borrow_mut();
+            if (front.id, front.generation) != (self.id, generation) {
+                *front = Front {
+                    id: self.id,
+                    generation,
+                    ..Front::default()
+                };
+            }
+            map(&mut front.tables).get(key).cloned()
+        });
+        if let Some(table) = at_hand {
+            return table;
+        }
+        let table = self.shared(key, &map, build, bytes);
+        FRONT.with(|front| {
+            let mut front = front.borrow_mut();
+            if front.entries >= FRONT_ENTRIES {
+                front.tables = Tables::default();
+                front.entries = 0;
+            }
+            front.entries += 1;
+            map(&mut front.tables).insert(key.to_vec(), Arc::clone(&table));
+        });
+        table
+    }
+
+    /// The table from the shared cache, built on a miss.
+    fn shared<T>(
+        &self,
+        key: &[u8],
+        map: &impl Fn(&mut Tables) -> &mut HashMap<Vec<u8>, Arc<T>>,
         build: impl FnOnce() -> T,
         bytes: impl Fn(&T) -> usize,
     ) -> Arc<T> {
         {
             let mut s = self.lock();
-            if let Some(t) = map(&mut s).get(key).cloned() {
+            if let Some(t) = map(&mut s.tables).get(key).cloned() {
                 s.hits += 1;
                 return t;
             }
@@ -82,12 +163,12 @@ impl TableCache {
         let size = bytes(&table) + key.len();
         let mut s = self.lock();
         if s.bytes + size > TABLE_CACHE_BYTES {
-            s.digits.clear();
-            s.rows.clear();
+            s.tables = Tables::default();
             s.bytes = 0;
+            self.generation.fetch_add(1, Ordering::AcqRel);
         }
         s.bytes += size;
-        map(&mut s).insert(key.to_vec(), Arc::clone(&table));
+        map(&mut s.tables).insert(key.to_vec(), Arc::clone(&table));
         table
     }
 }
@@ -100,11 +181,20 @@ mod tests {
     fn a_table_is_built_once_and_shared() {
         let cache = TableCache::default();
         let a = cache.digit(&[1, 2, 3], || vec![7; 10]);
+        // The same thread finds it at hand, another in the shared cache.
         let b = cache.digit(&[1, 2, 3], || unreachable!("already cached"));
-        assert!(Arc::ptr_eq(&a, &b));
-        let c = cache.digit(&[1, 2, 4], || vec![8; 10]);
-        assert_eq!(c[0], 8);
+        let c = std::thread::scope(|s| {
+            s.spawn(|| cache.digit(&[1, 2, 3], || unreachable!("already cached")))
+                .join()
+                .unwrap()
+        });
+        assert!(Arc::ptr_eq(&a, &b) && Arc::ptr_eq(&a, &c));
+        let d = cache.digit(&[1, 2, 4], || vec![8; 10]);
+        assert_eq!(d[0], 8);
         assert_eq!(cache.hit_counts(), (1, 2));
+        // Another cache's tables are not this one's, whatever the key.
+        let other = TableCache::default();
+        assert_eq!(other.digit(&[1, 2, 3], || vec![9; 10])[0], 9);
     }
 
     #[test]

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Thread scaling of one machine, as a table: wall time of each job at 1, 2,
+# 4, 8, 16 … threads (those the machine has), its speed-up over 2 threads,
+# and the threads' utilization over the job's levels (pool CPU time over
+# threads × wall, from result.json); then the same machine's threads split
+# over K in-process workers (`--workers K`) and over K `cayley-worker`
+# processes of a `cayley serve`, against one worker with every thread.
+#
+# Jobs (BENCHMARKS.md, "Every core at work"):
+#   2x6   cayley run loopover:2x6 --no-symmetry              (block kernel, dense)
+#   4x4   cayley run loopover:4x4 --max-depth 8 --keep-levels last2  (sparse, reduced)
+#   3x5   cayley run loopover:3x5 --max-depth 10             (reduced, dense)
+#
+# Usage: bench/scaling.sh [CAYLEY]   (default: this tree's release build; a
+#   cayley-worker is looked for beside it)
+# Environment: JOBS (default "2x6 4x4 3x5"), THREADS (default: 1 2 4 8 16 …
+#   up to nproc, and nproc), WORKERS (K values, default "2 4"), MEMORY
+#   (default: 20G or half the machine's memory, whichever is less), LIMIT
+#   (seconds per run, default 600: a run past it is reported as such),
+#   SCRATCH (default: /dev/shm when it has room, else the temp dir).
+# Everything a run prints goes to $OUT (default: a temp dir), one log per run.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cayley=${1:-}
+if [ -z "$cayley" ]; then
+  (cd "$root" && cargo build --release -q -p cayley-coordinator -p cayley-worker) || exit 1
+  cayley=$root/target/release/cayley
+fi
+worker=$(dirname "$cayley")/cayley-worker
+cores=$(nproc)
+if [ -z "${THREADS:-}" ]; then
+  THREADS=""
+  for t in 1 2 4 8 16 32 64 128; do [ "$t" -le "$cores" ] && THREADS="$THREADS $t"; done
+  case " $THREADS " in *" $cores "*) ;; *) THREADS="$THREADS $cores" ;; esac
+fi
+half=$(( $(awk '/MemTotal/{print $2}' /proc/meminfo) / 2 / 1024 / 1024 ))
+MEMORY=${MEMORY:-$([ "$half" -lt 20 ] && echo "${half}G" || echo 20G)}
+LIMIT=${LIMIT:-600}
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+if [ -z "${SCRATCH:-}" ]; then
+  shm=$(df -Pk /dev/shm 2>/dev/null | awk 'NR==2{print $4}')
+  SCRATCH=$([ "${shm:-0}" -gt $((8 << 20)) ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")
+fi
+work=$(mktemp -d "$SCRATCH/cayley-scaling.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+args_of() { # JOB: the job's arguments
+  case $1 in
+    2x6) echo "loopover:2x6 --no-symmetry" ;;
+    4x4) echo "loopover:4x4 --max-depth 8 --keep-levels last2" ;;
+    3x5) echo "loopover:3x5 --max-depth 10" ;;
+    *) echo "unknown job $1" >&2; exit 2 ;;
+  esac
+}
+
+# Utilization over the levels of the last run: pool CPU seconds over
+# threads × wall, summed over levels.
+utilization() {
+  python3 - "$1" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except OSError:
+    print("-"); sys.exit()
+busy = sum(l.get("busy_seconds", 0) for l in r["level_io"])
+avail = sum(l.get("threads", 0) * s for l, s in zip(r["level_io"], r["level_seconds"]))
+print(f"{100 * busy / avail:.0f}%" if avail else "-")
+PY
+}
+
+# Runs `cayley run ARGS` under the time limit; prints its wall seconds
+# ("over" past the limit, "failed" on an error).
+timed_run() { # NAME ARGS...
+  local name=$1
+  shift
+  rm -rf "$work/out"
+  local started=$(date +%s.%N)
+  timeout "$LIMIT" "$cayley" run "$@" --memory "$MEMORY" -q --scratch "$work" --out "$work/out" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  local wall=$(awk "BEGIN{print $(date +%s.%N) - $started}")
+  cp "$work/out/result.json" "$OUT/$name.json" 2>/dev/null
+  case $rc in
+    0) printf '%.2f' "$wall" ;;
+    124) echo over ;;
+    *) echo failed ;;
+  esac
+}
+
+# K `cayley-worker` processes of a `cayley serve` on this machine, the
+# threads split evenly; prints the wall seconds of the serve.
+served() { # NAME K JOB-ARGS...
+  local name=$1 k=$2
+  shift 2
+  rm -rf "$work/ck" "$work/out"
+  local port=$(( 20000 + RANDOM % 20000 ))
+  local started=$(date +%s.%N)
+  "$cayley" serve "$@" --listen "127.0.0.1:$port" --token bench --checkpoint-dir "$work/ck" \
+    --out "$work/out" > "$OUT/$name.log" 2>&1 &
+  local serve=$!
+  local per=$(( cores / k )) mem=$(( ${MEMORY%G} / k ))
+  for ((i = 0; i < k; i++)); do
+    "$worker" --coordinator "http://127.0.0.1:$port" --token bench --threads "$per" \
+      --memory "${mem}G" --patience 30 >> "$OUT/$name.workers.log" 2>&1 &
+  done
+  if timeout "$LIMIT" tail --pid=$serve -f /dev/null; then
+    wait "$serve"
+    local rc=$?
+    cp "$work/out/result.json" "$OUT/$name.json" 2>/dev/null
+    [ $rc = 0 ] && printf '%.2f' "$(awk "BEGIN{print $(date +%s.%N) - $started}")" || echo failed
+  else
+    kill "$serve" 2>/dev/null
+    echo over
+  fi
+  wait 2>/dev/null
+}
+
+echo "machine: $cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), memory budget $MEMORY, scratch $SCRATCH, $(date -u +%F)"
+echo "binary: $cayley ($("$cayley" --version))"
+echo
+echo "| job | threads | wall s | speed-up over 2 threads | threads busy |"
+echo "|---|---|---|---|---|"
+for job in ${JOBS:-2x6 4x4 3x5}; do
+  read -r -a args <<< "$(args_of "$job")"
+  base=""
+  declare -A walls=()
+  for t in $THREADS; do
+    walls[$t]=$(timed_run "$job-t$t" "${args[@]}" --threads "$t")
+    [ "$t" = 2 ] && base=${walls[$t]}
+  done
+  for t in $THREADS; do
+    w=${walls[$t]}
+    speedup=-
+    if [[ "$base" =~ ^[0-9.]+$ && "$w" =~ ^[0-9.]+$ ]]; then
+      speedup=$(awk "BEGIN{printf \"%.2f×\", $base / $w}")
+    fi
+    echo "| $job | $t | $w | $speedup | $(utilization "$OUT/$job-t$t.json") |"
+  done
+  unset walls
+done
+echo
+echo "One machine's $cores threads as K workers (the 4×4 to depth 8), against one worker:"
+echo
+echo "| layout | wall s | threads busy |"
+echo "|---|---|---|"
+read -r -a args <<< "$(args_of 4x4)"
+echo "| 1 worker × $cores threads | $(timed_run one "${args[@]}" --threads "$cores") | $(utilization "$OUT/one.json") |"
+for k in ${WORKERS:-2 4}; do
+  [ "$k" -le "$cores" ] || continue
+  echo "| \`--workers $k\` × $((cores / k)) threads | $(timed_run "workers$k" "${args[@]}" --workers "$k" --threads "$cores") | $(utilization "$OUT/workers$k.json") |"
+  if [ -x "$worker" ]; then
+    echo "| $k \`cayley-worker\` processes × $((cores / k)) threads | $(served "procs$k" "$k" "${args[@]}") | $(utilization "$OUT/procs$k.json") |"
+  fi
+done
+echo
+echo "logs and result.json of every run: $OUT"
