@@ -17,7 +17,8 @@
 #   up to nproc, and nproc), WORKERS (K values, default "2 4"), MEMORY
 #   (default: 20G or half the machine's memory, whichever is less), LIMIT
 #   (seconds per run, default 600: a run past it is reported as such),
-#   SCRATCH (default: /dev/shm when it has room, else the temp dir).
+#   SCRATCH (default: whichever of /dev/shm, the temp dir and /var/tmp has
+#   the most room).
 # Everything a run prints goes to $OUT (default: a temp dir), one log per run.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,8 +40,13 @@ LIMIT=${LIMIT:-600}
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 if [ -z "${SCRATCH:-}" ]; then
-  shm=$(df -Pk /dev/shm 2>/dev/null | awk 'NR==2{print $4}')
-  SCRATCH=$([ "${shm:-0}" -gt $((8 << 20)) ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")
+  # The filesystem with the most room: the 4×4's disk check plans its
+  # whole checkpoint (40 GiB under last2), whatever --max-depth says.
+  best=0
+  for d in /dev/shm "${TMPDIR:-/tmp}" /var/tmp; do
+    free=$(df -Pk "$d" 2>/dev/null | awk 'NR==2{print $4}')
+    if [ -n "$free" ] && [ "$free" -gt "$best" ]; then best=$free; SCRATCH=$d; fi
+  done
 fi
 work=$(mktemp -d "$SCRATCH/cayley-scaling.XXXXXX")
 trap 'rm -rf "$work"' EXIT
