@@ -2,8 +2,9 @@
 
 use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::puzzle::{job_spec_with, Metric, TwsOptions};
+use cayley_shared::search::resources::{check_memory_here, check_threads_here};
 use cayley_shared::units::parse_size;
-use cayley_worker::args::at_least_one;
+use cayley_worker::args::{at_least_one, whole_number};
 use cayley_worker::faults::{DiskFullFault, FreeSpaceFault};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -77,11 +78,11 @@ pub struct PuzzleArgs {
     pub no_symmetry: bool,
     /// Number of leading pieces (or piece classes) whose slots form the shard key
     /// (default: chosen so a shard's bit array is at most 8 MiB).
-    #[arg(long, value_name = "K")]
+    #[arg(long, allow_hyphen_values = true, value_name = "K", value_parser = whole_number::<usize>)]
     pub shard_pieces: Option<usize>,
     /// Shards per task and chunk file (default: chunks of about 64 MiB, and at
     /// least 16 chunks per level when there are that many shards).
-    #[arg(long, value_name = "N", value_parser = at_least_one::<u64>)]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = at_least_one::<u64>)]
     pub chunk_shards: Option<u64>,
 }
 
@@ -119,30 +120,39 @@ pub struct LocalArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// In-process workers, at least 1 (each gets an equal share of the threads and of --memory).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one::<u32>)]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 1, value_parser = at_least_one::<u32>)]
     pub workers: u32,
     /// Compute threads in all, at least 1 (default: every core).
-    #[arg(long, value_name = "N", value_parser = at_least_one::<u32>)]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = at_least_one::<u32>)]
     pub threads: Option<u32>,
     /// Memory for decompressed shards and tables, all workers together, e.g. 8G
     /// [default: 60% of the memory available]. Shards that do not fit are read again
     /// from the checkpoint; `cayley info` gives the smallest budget that works.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE", value_parser = parse_size)]
     pub memory: Option<u64>,
-    /// Where the temporary checkpoint goes when --checkpoint-dir is not given
-    /// [default: /dev/shm for a checkpoint of at most 64 MiB when TMPDIR is unset,
-    /// else the system temp dir].
-    #[arg(long, value_name = "DIR")]
-    pub scratch: Option<PathBuf>,
     /// How many antipodes to report (states at the maximum depth, one per class of
     /// symmetric states, each with a shortest word).
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 10, value_parser = whole_number::<usize>)]
     pub antipodes: usize,
     /// Print only the final table (no progress bars).
     #[arg(long, short)]
     pub quiet: bool,
     #[command(flatten)]
     pub fault: DiskFullFault,
+}
+
+impl LocalArgs {
+    /// Refuses `--memory` and `--threads` beyond what this machine can
+    /// give (one wording for `run`, `resume`, `info` and `cayley-worker`).
+    pub fn check_here(&self) -> anyhow::Result<()> {
+        if let Some(memory) = self.memory {
+            check_memory_here(memory)?;
+        }
+        if let Some(threads) = self.threads {
+            check_threads_here(threads)?;
+        }
+        Ok(())
+    }
 }
 
 #[derive(Args, Debug)]
@@ -152,13 +162,18 @@ pub struct RunArgs {
     #[command(flatten)]
     pub local: LocalArgs,
     /// Stop after depth D; the table is then marked partial.
-    #[arg(long, value_name = "D")]
+    #[arg(long, allow_hyphen_values = true, value_name = "D", value_parser = whole_number::<u32>)]
     pub max_depth: Option<u32>,
     /// Keep the job's checkpoint (zstd level files + manifest.json) in DIR, so an
     /// interrupted run can be continued with `cayley resume DIR`. Without it the
     /// checkpoint lives in a temporary directory that is removed after a successful run.
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: Option<PathBuf>,
+    /// Where the temporary checkpoint goes when --checkpoint-dir is not given
+    /// [default: /dev/shm for a checkpoint of at most 64 MiB when TMPDIR is unset,
+    /// else the system temp dir].
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
     /// Which levels stay on disk: `all`; `every:K` (K = 2..4: the two live levels and every
     /// K-th, about 1/K of the disk, antipodes still get shortest words); or `last2` (what the
     /// next level reads and the small early levels, up to 1/8 of a raw level in all; smallest
@@ -186,8 +201,8 @@ pub struct ServeArgs {
     /// workers pass --checkpoint-dir).
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: PathBuf,
-    /// Directory for the result files, created and checked before any work (with --resume:
-    /// the folder the job was started with, unless given another).
+    /// Directory for the result files, created and checked before any work; required,
+    /// except with --resume (then the folder the job was started with, unless given another).
     #[arg(long, value_name = "DIR", required_unless_present = "resume")]
     pub out: Option<PathBuf>,
     /// Cluster token every RPC must carry (or set CAYLEY_TOKEN). Without one, a random
@@ -195,7 +210,7 @@ pub struct ServeArgs {
     #[arg(long, env = "CAYLEY_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// Seconds a worker may go silent before its task is re-issued (at least 1).
-    #[arg(long, value_name = "S", default_value_t = 30, value_parser = at_least_one::<u32>)]
+    #[arg(long, allow_hyphen_values = true, value_name = "S", default_value_t = 30, value_parser = at_least_one::<u32>)]
     pub lease_secs: u32,
     /// Continue the job recorded in --checkpoint-dir. Workers still running from the
     /// previous coordinator (on the same address) register again and go on.
@@ -207,7 +222,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_backup_tasks: bool,
     /// Stop after depth D; the table is then marked partial.
-    #[arg(long, value_name = "D")]
+    #[arg(long, allow_hyphen_values = true, value_name = "D", value_parser = whole_number::<u32>)]
     pub max_depth: Option<u32>,
     /// Which levels stay on disk: `all`, `every:K` (K = 2..4) or `last2` (see `cayley run --help`).
     #[arg(long, value_name = "all|every:K|last2", default_value = "all")]
@@ -222,7 +237,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     /// How many antipodes to report.
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 10, value_parser = whole_number::<usize>)]
     pub antipodes: usize,
     /// Print only the final table.
     #[arg(long, short)]
@@ -242,7 +257,7 @@ pub struct ResumeArgs {
 #[derive(Args, Debug)]
 pub struct StatusArgs {
     /// Coordinator URL, e.g. http://127.0.0.1:7070.
-    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:7070")]
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:7070", value_parser = cayley_worker::args::coordinator_url)]
     pub coordinator: String,
     /// Cluster token (or set CAYLEY_TOKEN).
     #[arg(long, env = "CAYLEY_TOKEN", hide_env_values = true)]
@@ -258,13 +273,13 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub puzzle: PuzzleArgs,
     /// Machines in the cluster, one worker each.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one::<u32>)]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 1, value_parser = at_least_one::<u32>)]
     pub nodes: u32,
     /// Cores per machine [default: this machine's].
-    #[arg(long, value_name = "C", value_parser = at_least_one::<u32>)]
+    #[arg(long, allow_hyphen_values = true, value_name = "C", value_parser = at_least_one::<u32>)]
     pub cores: Option<u32>,
     /// Memory of each machine's worker, e.g. 128G [default: 60% of the memory available here].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE", value_parser = parse_size)]
     pub memory: Option<u64>,
     /// A directory on the checkpoint's filesystem, where disk throughput is
     /// measured (256 MiB written, fsynced, read and removed) [default: the current directory].
@@ -283,13 +298,13 @@ pub struct InfoArgs {
     #[command(flatten)]
     pub puzzle: PuzzleArgs,
     /// Memory budget per worker to plan with [default: 60% of the memory available here].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE", value_parser = parse_size)]
     pub memory: Option<u64>,
     /// Checkpoint directory to check for disk space [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: Option<PathBuf>,
     /// Plan the disk of a search that stops after depth D (as `run --max-depth D`).
-    #[arg(long, value_name = "D")]
+    #[arg(long, allow_hyphen_values = true, value_name = "D", value_parser = whole_number::<u32>)]
     pub max_depth: Option<u32>,
     #[command(flatten)]
     pub fault: FreeSpaceFault,

@@ -27,8 +27,8 @@ pub struct LocalJob {
     pub checkpoint: CheckpointDir,
     /// Manifest to start from when the checkpoint holds none.
     pub fresh: Manifest,
-    /// Set when the checkpoint is temporary (removed after success).
-    pub temporary: Option<tempfile::TempDir>,
+    /// Set when the checkpoint is temporary: removed after success.
+    pub temporary: Option<PathBuf>,
     /// The result folder, already created and checked.
     pub out: PathBuf,
     /// Workers, threads, memory and what to print.
@@ -57,7 +57,7 @@ pub fn run_local(mut task: LocalJob) -> anyhow::Result<Finished> {
     // From here on a temporary checkpoint is an ordinary directory, removed
     // only after success: an error, a panic unwinding through here or a
     // signal can never delete computed levels.
-    let temporary = task.temporary.take().map(tempfile::TempDir::keep);
+    let temporary = task.temporary.take();
     let root = task.checkpoint.root().to_path_buf();
     let outcome = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -115,6 +115,20 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
     let workers = local.workers as usize;
     let per_worker = local_budget(&local);
     check_budget(&job, per_worker)?;
+    // Before the job state opens: on a terminal it draws the first
+    // level's bar, which the header would otherwise share a line with.
+    if !local.quiet && !fresh.finished {
+        eprintln!(
+            "{} ({}): {} states, {}, {} shards in {} tasks per level; memory budget {} per worker",
+            job.puzzle.spec,
+            job.puzzle.metric,
+            job.reachable_text(),
+            job.puzzle.moves_text(),
+            job.space.shards(),
+            job.chunking.chunks(),
+            human_bytes(per_worker as u128)
+        );
+    }
     let state = JobState::open(
         job.clone(),
         checkpoint.clone(),
@@ -130,18 +144,6 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
         // then retried the vanished server for 10 s before giving up.
         return write_results(job, &state, &out, &local);
     }
-    if !local.quiet {
-        eprintln!(
-            "{} ({}): {} states, {}, {} shards in {} tasks per level; memory budget {} per worker",
-            job.puzzle.spec,
-            job.puzzle.metric,
-            job.reachable_text(),
-            job.puzzle.moves_text(),
-            job.space.shards(),
-            job.chunking.chunks(),
-            human_bytes(per_worker as u128)
-        );
-    }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     let token = random_token();
@@ -156,7 +158,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
         },
     )?;
     let total_threads = match local.threads {
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        None => cayley_shared::search::resources::cores_here(),
         Some(n) => n as usize,
     };
     let mut set = JoinSet::new();
@@ -248,12 +250,12 @@ pub fn print_summary(job: &Job, result: &RunResult) {
     if result.complete {
         println!(
             "complete: {} states = all reachable states; diameter {}",
-            result.states, result.diameter
+            result.states, result.depth_reached
         );
     } else {
         println!(
             "PARTIAL table (stopped at depth {}): {} of {} states counted",
-            result.diameter, result.states, result.reachable_states
+            result.depth_reached, result.states, result.reachable_states
         );
     }
     println!("{:.2} s of level computation", result.total_seconds);

@@ -18,11 +18,12 @@
 //! supports locking.
 
 use anyhow::Context;
-use cayley_shared::files::checkpoint::CheckpointDir;
+use cayley_shared::files::checkpoint::{CheckpointDir, MANIFEST_FILE};
 use fs4::{FileExt, TryLockError};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Who holds a checkpoint directory (the text of the lock file).
@@ -160,6 +161,56 @@ pub fn rfc3339_utc(secs: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// Refuses a `--checkpoint-dir` that holds files of something else: a run
+/// would write its levels among them, and a later `rm -r` of the
+/// checkpoint would take them too. An existing checkpoint is refused later
+/// with the `resume` command that continues it.
+pub fn refuse_unrelated_files(dir: &Path, out: Option<&Path>) -> anyhow::Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!(
+            "--checkpoint-dir {} is a file, not a directory; give a new or empty directory",
+            dir.display()
+        );
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    // A checkpoint's own names (a run stopped before its manifest was
+    // written leaves the lock and the levels folder).
+    // A checkpoint (it has a manifest) is judged by the commands that
+    // resume it or refuse to start over it. The result folder may live
+    // inside the checkpoint, as docs/cluster.md's example puts it.
+    if dir.join(MANIFEST_FILE).exists() {
+        return Ok(());
+    }
+    let out = out.and_then(|o| std::path::absolute(o).ok());
+    let ours = |path: &Path, name: &str| {
+        name.starts_with(MANIFEST_FILE)
+            || name == "owner.lock"
+            || name == "levels"
+            || out
+                .as_deref()
+                .is_some_and(|o| std::path::absolute(path).is_ok_and(|p| p == o))
+    };
+    let mut strangers: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| !ours(&e.path(), &e.file_name().to_string_lossy()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    if !strangers.is_empty() {
+        strangers.sort_unstable();
+        let more = if strangers.len() > 3 { ", ..." } else { "" };
+        strangers.truncate(3);
+        anyhow::bail!(
+            "--checkpoint-dir {} holds files that are not a cayley checkpoint's ({}{}); give a new or empty directory",
+            dir.display(),
+            strangers.join(", "),
+            more
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

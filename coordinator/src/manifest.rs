@@ -207,6 +207,11 @@ pub struct Manifest {
     /// printed `cayley resume DIR` then finishes what `run --out` began.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub out: Option<PathBuf>,
+    /// True for the temporary checkpoint of a `cayley run` without
+    /// `--checkpoint-dir`, which a failed run keeps: the `resume` that
+    /// finishes it removes it, as the run would have.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub temporary: bool,
 }
 
 impl Manifest {
@@ -249,6 +254,7 @@ impl Manifest {
             max_depth,
             memory: None,
             out: None,
+            temporary: false,
         }
     }
 

@@ -62,10 +62,11 @@ impl Reporter for LevelBars {
                 None => String::new(),
             };
             stderr_line(format_args!(
-                "depth {:>3}: {:>16} states  {:>8.2} s  (thread s: {:.1} load, {:.1} sources, {:.1} compute, {:.1} write, {:.1} other; hit rate {:.2}{})",
+                "depth {:>3}: {:>16} states  {:>8.2} s  {:>14}  (thread s: {:.1} load, {:.1} sources, {:.1} compute, {:.1} write, {:.1} other; hit rate {:.2}{})",
                 depth,
                 count,
                 seconds,
+                rate_text(count as f64 / seconds.max(1e-9)),
                 io.load_seconds,
                 io.sources_seconds,
                 io.compute_seconds,
@@ -84,6 +85,15 @@ impl Reporter for LevelBars {
             Some(bar) => bar.suspend(|| tracing::warn!("{}", message)),
             None => tracing::warn!("{}", message),
         }
+    }
+}
+
+/// States per second, in millions from a million on.
+fn rate_text(per_second: f64) -> String {
+    if per_second >= 1e6 {
+        format!("{:.1} M states/s", per_second / 1e6)
+    } else {
+        format!("{:.0} states/s", per_second)
     }
 }
 

@@ -40,8 +40,12 @@ pub struct RunResult {
     pub reachable_states: String,
     /// States counted.
     pub states: u64,
-    /// Largest depth reached.
-    pub diameter: u32,
+    /// The diameter (largest distance from solved) of a complete table;
+    /// `null` for a partial one, which has no diameter, only a depth reached.
+    pub diameter: Option<u32>,
+    /// Largest depth searched (the diameter when the table is complete).
+    #[serde(default)]
+    pub depth_reached: u32,
     /// True when every reachable state was counted.
     pub complete: bool,
     /// States at each depth, index = depth.
@@ -115,7 +119,8 @@ impl RunResult {
             group_order: job.group_order.to_string(),
             reachable_states: job.reachable_text(),
             states: depths.iter().sum(),
-            diameter: last,
+            diameter: complete.then_some(last),
+            depth_reached: last,
             complete,
             depths,
             symmetries: job.space.symmetry_order() as u64,
@@ -171,14 +176,11 @@ impl RunResult {
             let _ = writeln!(csv, "{},{}", d, c);
         }
         write_atomic(&dir.join("depths.csv"), csv.as_bytes())?;
-        let title = format!(
-            "{} ({}): {} states, diameter {}{}",
-            self.puzzle,
-            self.metric,
-            self.states,
-            self.diameter,
-            if self.complete { "" } else { " (partial)" }
-        );
+        let reach = match self.diameter {
+            Some(d) => format!("diameter {}", d),
+            None => format!("partial: depth {} reached", self.depth_reached),
+        };
+        let title = format!("{} ({}): {} states, {}", self.puzzle, self.metric, self.states, reach);
         let svg = crate::svg::depth_histogram(&title, &self.depths);
         write_atomic(&dir.join("depths.svg"), svg.as_bytes())?;
         write_atomic(&dir.join("antipodes.txt"), self.antipodes_text(puzzle).as_bytes())
@@ -204,10 +206,10 @@ impl RunResult {
             self.metric,
             last,
             classes,
-            self.diameter,
+            self.depth_reached,
             self.antipodes.len(),
             listed,
-            match (self.diameter > 0 && self.antipodes.iter().all(|a| a.word.is_empty()), self.directed) {
+            match (self.depth_reached > 0 && self.antipodes.iter().all(|a| a.word.is_empty()), self.directed) {
                 (true, _) => "without words (the levels kept are too far apart for the walk back: --keep-levels all or every:K give words)",
                 (false, true) => "each with a shortest word from solved (directed generators)",
                 (false, false) => "each with a shortest solving word",
@@ -226,7 +228,7 @@ impl RunResult {
                 let _ = writeln!(out, "#{}", i + 1);
             }
             let _ = writeln!(out, "{}", puzzle.render_slots(&a.state));
-            let word = if a.word.is_empty() && self.diameter > 0 {
+            let word = if a.word.is_empty() && self.depth_reached > 0 {
                 "(not available: the levels kept are too far apart)"
             } else if a.word.is_empty() {
                 "(solved)"

@@ -9,6 +9,8 @@ const LEFT: f64 = 80.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 50.0;
 const BOTTOM: f64 = 50.0;
+/// Decades of the log axis below a count of 1.
+const FLOOR_DECADES: f64 = 0.5;
 
 /// Renders `counts` (states per depth) as bars on a log scale, under
 /// `title`.
@@ -17,7 +19,16 @@ pub fn depth_histogram(title: &str, counts: &[u64]) -> String {
     let decades = max.log10().ceil().max(1.0);
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
-    let y_of = |count: f64| TOP + plot_h * (1.0 - (count.max(1.0)).log10() / decades);
+    // The axis starts half a decade below 1, so that a depth holding one
+    // state (depth 0 always does) gets a visible bar; an empty depth none.
+    let height_of = |count: f64| {
+        if count < 1.0 {
+            0.0
+        } else {
+            count.log10() + FLOOR_DECADES
+        }
+    };
+    let y_of = |count: f64| TOP + plot_h * (1.0 - height_of(count) / (decades + FLOOR_DECADES));
     let slot = plot_w / counts.len().max(1) as f64;
     let mut svg = String::new();
     let _ = writeln!(
@@ -83,4 +94,29 @@ pub fn depth_histogram(title: &str, counts: &[u64]) -> String {
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The heights of the bars, in order.
+    fn bar_heights(svg: &str) -> Vec<f64> {
+        svg.lines()
+            .filter(|l| l.starts_with("<rect x="))
+            .map(|l| {
+                let h = l.split("height=\"").nth(1).unwrap();
+                h[..h.find('"').unwrap()].parse().unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_depth_of_one_state_has_a_visible_bar_and_larger_counts_taller_ones() {
+        let heights = bar_heights(&depth_histogram("t", &[1, 12, 96, 0]));
+        assert_eq!(heights.len(), 4);
+        assert!(heights[0] >= 10.0, "{:?}", heights);
+        assert!(heights[0] < heights[1] && heights[1] < heights[2], "{:?}", heights);
+        assert_eq!(heights[3], 0.0);
+    }
 }

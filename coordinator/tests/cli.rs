@@ -57,6 +57,15 @@ fn max_depth_marks_the_table_partial() {
         serde_json::from_slice(&std::fs::read(dir.path().join("result.json")).unwrap()).unwrap();
     assert_eq!(json["complete"], false);
     assert_eq!(json["depths"], serde_json::json!([1, 12, 96, 736]));
+    // A partial table has no diameter, only a depth reached.
+    assert_eq!(json["diameter"], serde_json::Value::Null);
+    assert_eq!(json["depth_reached"], 3);
+    let svg = std::fs::read_to_string(dir.path().join("depths.svg")).unwrap();
+    assert!(
+        svg.contains("partial: depth 3 reached") && !svg.contains("diameter"),
+        "{}",
+        svg
+    );
     assert!(String::from_utf8_lossy(&o.stdout).contains("PARTIAL"));
 }
 

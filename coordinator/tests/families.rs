@@ -20,7 +20,7 @@ fn bound_prints_table_2_and_the_bound() {
     let o = cayley(&["bound", "loopover:4x4"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    // Seed 002, Table 2.
+    // Jia, Zhang and Xiang, Table 2 (tests/data/published.md).
     assert!(text.contains("     2  421\n"), "{}", text);
     assert!(text.contains("    11  26703866863933\n"), "{}", text);
     assert!(text.contains("states      20922789888000"), "{}", text);
@@ -36,7 +36,7 @@ fn perm_file_runs_a5() {
     let o = cayley(&["run", &spec, "-q", "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
-    // Seed 000 §5: diameter 6, one antipode, (1 2)(4 5).
+    // D'Eon and Nehaniv, §5 (tests/data/published.md): diameter 6, one antipode, (1 2)(4 5).
     assert_eq!(json["diameter"], 6);
     assert_eq!(json["states"], 60);
     let antipodes = json["antipodes"].as_array().unwrap();

@@ -18,12 +18,11 @@ pub fn published() -> Vec<u64> {
 /// Generous bound for polling a running job (the whole table takes a few seconds).
 pub const PATIENCE: Duration = Duration::from_secs(120);
 
-/// One test's directories: the checkpoint, the result folder and scratch.
+/// One test's directories: the checkpoint and the result folder.
 pub struct Dirs {
     _root: tempfile::TempDir,
     pub ck: PathBuf,
     pub out: PathBuf,
-    pub scratch: PathBuf,
 }
 
 /// The directories of one test, in memory where possible ([`test_dir`]).
@@ -41,7 +40,6 @@ fn dirs_in(root: tempfile::TempDir) -> Dirs {
     Dirs {
         ck: root.path().join("ck"),
         out: root.path().join("out"),
-        scratch: root.path().join("scratch"),
         _root: root,
     }
 }
@@ -76,9 +74,9 @@ impl Dirs {
         args
     }
 
-    /// Where results and scratch go, and quiet output.
-    pub fn output_args(&self) -> [&str; 5] {
-        ["--out", s(&self.out), "--scratch", s(&self.scratch), "-q"]
+    /// Where results go, and quiet output.
+    pub fn output_args(&self) -> [&str; 3] {
+        ["--out", s(&self.out), "-q"]
     }
 
     pub fn run(&self, extra: &[&str]) -> Output {

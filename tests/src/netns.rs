@@ -9,7 +9,7 @@
 //! the pair).
 //!
 //! Needs root and iproute2's `ip`; [`Net::unavailable`] says why not, so
-//! a test can skip with that message.
+//! a test can fail with that message.
 
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};

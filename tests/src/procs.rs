@@ -377,3 +377,8 @@ pub fn run_worker_within(url: &str, token: &str, cwd: &Path, budget: u64) {
         WORKER_ALLOWANCE >> 20
     );
 }
+
+/// Options that cut a job into one-shard tasks with leases of 2 s: many
+/// short tasks, so that a paused or cut-off worker holds some when it
+/// stops, and its leases expire within a test's patience.
+pub const ONE_SHARD_TASKS_SHORT_LEASES: [&str; 6] = ["--shard-pieces", "2", "--chunk-shards", "1", "--lease-secs", "2"];

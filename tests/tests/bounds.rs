@@ -7,7 +7,7 @@ use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_shared::search::bound::{counting_bound, cumulative_counts, puzzle_bound};
 use cayley_tests::loopover_generators;
 
-/// Seed 002, Table 5: `TABLE_5[r - 2][c - 2]` for `r` rows and `c` columns.
+/// Jia, Zhang and Xiang, Table 5 (tests/data/published.md): `TABLE_5[r - 2][c - 2]` for `r` rows and `c` columns.
 const TABLE_5: [[usize; 7]; 7] = [
     [3, 4, 6, 7, 8, 9, 10],
     [4, 6, 9, 10, 13, 14, 16],
@@ -68,7 +68,7 @@ fn four_by_four_counts_match_table_2() {
 #[test]
 fn table_5_from_the_real_loopover_generators() {
     // Generators written from the rules (cayley_tests), states from the
-    // seed's theorem; the puzzle module is not involved.
+    // theorem of Jia, Zhang and Xiang (Thm 5.2.3); the puzzle module is not involved.
     for rows in 2..=8 {
         for cols in 2..=8 {
             let gens: Vec<Perm> = loopover_generators(rows, cols, false)

@@ -95,7 +95,7 @@ fn tws_spec(dir: &std::path::Path, name: &str, text: &str) -> String {
 
 #[test]
 fn two_by_two_cube_has_3674160_positions_in_the_half_turn_metric() {
-    // Seed 004: 3,674,160 positions with one corner fixed (U, R, F never
+    // "Generalized Twisty Polyhedra" (tests/data/published.md): 3,674,160 positions with one corner fixed (U, R, F never
     // move DLB). Independent check: BFS over sticker permutations built from
     // the cube's geometry.
     let dir = test_dir();

@@ -71,15 +71,8 @@ fn a_worker_paused_past_its_leases_drops_the_tasks_in_flight_and_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     // 132 one-shard tasks a level, leases of 2 s that expire rather than
     // being won by backup copies.
-    let job = [
-        "--shard-pieces",
-        "2",
-        "--chunk-shards",
-        "1",
-        "--lease-secs",
-        "2",
-        "--no-backup-tasks",
-    ];
+    let mut job = cayley_tests::procs::ONE_SHARD_TASKS_SHORT_LEASES.to_vec();
+    job.push("--no-backup-tasks");
     let mut coordinator = Coordinator::start(dir.path(), "pancake:12", TOKEN, &job);
     let paused = start_worker(&coordinator.url, TOKEN, dir.path(), 2);
     let steady = start_worker(&coordinator.url, TOKEN, dir.path(), 1);
@@ -199,7 +192,7 @@ fn workers_get_a_perm_file_they_cannot_see() {
     let (ok, err) = worker_output(worker, LONG);
     assert!(ok, "{}", err);
     let depths = coordinator.finish(LONG);
-    // Seed 000 §5: A5 by (1 2 3), (3 4 5): 60 elements, longest word 6, one antipode.
+    // D'Eon and Nehaniv, §5 (tests/data/published.md): A5 by (1 2 3), (3 4 5): 60 elements, longest word 6, one antipode.
     assert_eq!(depths.iter().sum::<u64>(), 60);
     assert_eq!(depths.len(), 7);
     assert_eq!(depths.last(), Some(&1));

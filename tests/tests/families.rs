@@ -24,7 +24,7 @@ fn spec_file(dir: &Path, family: &str, name: &str, text: &str) -> String {
 
 #[test]
 fn a5_from_a_perm_file_has_one_antipode_12_45() {
-    // Seed 000 §5: A5 = <(1 2 3), (3 4 5)>, longest word 6, only (1 2)(4 5).
+    // D'Eon and Nehaniv, §5 (tests/data/published.md): A5 = <(1 2 3), (3 4 5)>, longest word 6, only (1 2)(4 5).
     let dir = tempfile::tempdir().unwrap();
     let spec = spec_file(dir.path(), "perm", "a5.txt", "# A5\na: (1 2 3)\nb: (3,4,5)\n");
     let r = run(&spec, 10);
@@ -41,7 +41,7 @@ fn a5_from_a_perm_file_has_one_antipode_12_45() {
 
 #[test]
 fn a6_from_a_perm_file_has_46_antipodes_at_depth_5() {
-    // Seed 000 §5: A6 = <(1 2 3), (3 4 5), (5 6 1)>, longest word 5, 46 of them.
+    // D'Eon and Nehaniv, §5: A6 = <(1 2 3), (3 4 5), (5 6 1)>, longest word 5, 46 of them.
     let dir = tempfile::tempdir().unwrap();
     let spec = spec_file(dir.path(), "perm", "a6.txt", "x: (1,2,3)\ny: (3,4,5)\nz: (5,6,1)\n");
     let r = run(&spec, 3);
@@ -54,7 +54,7 @@ fn a6_from_a_perm_file_has_46_antipodes_at_depth_5() {
 
 #[test]
 fn varikon_has_20160_states_and_diameter_19() {
-    // Seed 000: 8!/2 reachable configurations, worst case 19 moves.
+    // D'Eon and Nehaniv: 8!/2 reachable configurations, worst case 19 moves.
     let r = run("varikon", 5);
     assert_eq!(r.job.reachable_states, Some(20_160));
     assert_eq!(total(&r.result.depths), 20_160);
@@ -70,7 +70,7 @@ fn sliding_puzzles_match_the_independent_bfs() {
         let r = run(&spec, 4);
         let expected = reference_blank_bfs(&grid_adjacency(rows, cols));
         assert_eq!(r.result.depths, expected, "{}", spec);
-        // Seed 001's parity argument: half of all arrangements.
+        // The parity argument of "The 15-puzzle groupoid" (tests/data/published.md): half of all arrangements.
         let half: u64 = (1..=(rows * cols) as u64).product::<u64>() / 2;
         assert_eq!(total(&r.result.depths), half, "{}", spec);
         assert_words_solve(&r);
@@ -95,7 +95,7 @@ fn turnstyle_small_circles_match_the_independent_bfs() {
 
 #[test]
 fn turnstyle_12_has_11_factorial_states_and_diameter_15() {
-    // Seed 003: rotation free, 11! = 39,916,800 states, longest solution 15 flips.
+    // The Turnstyle post (tests/data/published.md): rotation free, 11! = 39,916,800 states, longest solution 15 flips.
     let r = run("turnstyle:12", 2);
     assert_eq!(r.job.group_order, 39_916_800);
     assert_eq!(total(&r.result.depths), 39_916_800);
@@ -119,7 +119,7 @@ fn turnstyle_cayley_graph_matches_plain_generators() {
 fn a_plain_tws_file_runs_as_a_permutation_puzzle() {
     // Loopover 2×3 written as a .tws file: one set of six distinct pieces,
     // rows shifted right and columns swapped; every power is a move, as in
-    // MTM. Published table (seed 002).
+    // MTM. Published table (Jia, Zhang and Xiang; tests/data/published.md).
     let text = "Name Loopover2x3\nSet TILES 6 1\nSolved\nTILES\n1 2 3 4 5 6\nEnd\n\
         Move R1\nTILES\n3 1 2 4 5 6\nEnd\nMove R2\nTILES\n1 2 3 6 4 5\nEnd\n\
         Move C1\nTILES\n4 2 3 1 5 6\nEnd\nMove C2\nTILES\n1 5 3 4 2 6\nEnd\nMove C3\nTILES\n1 2 6 4 5 3\nEnd\n";

@@ -60,7 +60,7 @@ fn symmetric_group_from_a_tws_file() {
 
 #[test]
 fn three_by_three_cube_has_43_quintillion_positions() {
-    // Seed 004: 43,252,003,274,489,856,000 positions.
+    // "Generalized Twisty Polyhedra" (tests/data/published.md): 43,252,003,274,489,856,000 positions.
     for metric in [Metric::Mtm, Metric::Stm] {
         let p = from_file("tws", "cube3.tws", &cube_tws(3, "UDLRFB"), metric);
         // One slot per cubie position; orientation makes 8·3 + 12·2 points.
@@ -76,7 +76,7 @@ fn three_by_three_cube_has_43_quintillion_positions() {
 
 #[test]
 fn two_by_two_cube_with_a_fixed_corner_has_3674160_positions() {
-    // Seed 004: 3,674,160 with one corner fixed (U, R, F never move DLB).
+    // "Generalized Twisty Polyhedra": 3,674,160 with one corner fixed (U, R, F never move DLB).
     let p = from_file("tws", "cube2.tws", &cube_tws(2, "URF"), Metric::Mtm);
     assert_eq!(order(&p), "3674160");
     // With all six faces the group also turns the whole cube: 24 rotations

@@ -1,4 +1,4 @@
-//! No work is lost when `cayley run` ends without results (README.md, "Checkpoints and resume"): the
+//! No work is lost when `cayley run` ends without results (docs/guide.md, "Checkpoints and resume"): the
 //! checkpoint, a temporary one included, is kept and the command that
 //! continues it printed; running that command finishes the job, into the
 //! run's result folder. A result folder that cannot be written is refused

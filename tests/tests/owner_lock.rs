@@ -1,4 +1,4 @@
-//! One owner per checkpoint directory (README.md, "Checkpoints and resume"): `run`, `resume` and
+//! One owner per checkpoint directory (docs/guide.md, "Checkpoints and resume"): `run`, `resume` and
 //! `serve` hold a kernel lock on it for their whole life. A second owner is
 //! refused at once, naming the first, and changes nothing; a killed owner
 //! leaves no lock behind. Tables are Loopover 2×5 MTM from

@@ -6,15 +6,20 @@ use clap::error::ErrorKind;
 use clap::Parser;
 
 /// Parses this process's arguments into `T`. `--help` and `--version` print
-/// and exit 0 as usual; any other problem prints [`one_line`] of clap's
+/// and exit 0 as usual; a missing subcommand prints the help on stderr and
+/// exits with status 1; any other problem prints [`one_line`] of clap's
 /// report on stderr and exits with status 1.
 pub fn parse_args<T: Parser>() -> T {
     match T::try_parse() {
         Ok(args) => args,
         Err(e) => match e.kind() {
-            ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+            ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => e.exit(),
+            // `cayley` alone: the help, on stderr, and status 1 as for any
+            // other incomplete command line (clap's own status is 2).
+            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                eprint!("{}", e.render());
+                std::process::exit(1);
+            }
             _ => {
                 eprintln!("{}", one_line(&e.render().to_string()));
                 std::process::exit(1);
@@ -30,6 +35,41 @@ pub fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(text: &str) ->
         Ok(n) if n >= T::from(1) => Ok(n),
         _ => Err(format!("'{}' is not a whole number of at least 1", text)),
     }
+}
+
+/// Value parser of counts that may be 0 (depths, antipodes, seconds):
+/// `-1` or `two` is refused with the flag's name, not taken by clap for an
+/// unknown option (its tip "to pass '-1' as a value, use '-- -1'" was the
+/// whole message).
+pub fn whole_number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    text.trim()
+        .parse::<T>()
+        .map_err(|_| format!("'{}' is not a whole number (0, 1, 2, ...)", text))
+}
+
+/// Value parser of a coordinator's URL: `http://` or `https://`, a host
+/// and a port. Without a scheme the gRPC client could not use it, and a
+/// worker retried it for its whole patience (300 s) before saying so.
+pub fn coordinator_url(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    let Some(rest) = text.strip_prefix("http://").or_else(|| text.strip_prefix("https://")) else {
+        return Err(format!(
+            "'{}' is not a coordinator URL: write it with its scheme, e.g. http://{} (https:// with TLS)",
+            text,
+            if text.contains("://") { "HOST:7070" } else { text }
+        ));
+    };
+    let authority = rest.split('/').next().unwrap_or("");
+    let port_ok = authority
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+    if !port_ok {
+        return Err(format!(
+            "'{}' has no host and port: write it as http://HOST:PORT (cayley serve listens on 7070 unless told otherwise)",
+            text
+        ));
+    }
+    Ok(text.to_string())
 }
 
 /// Clap's report in one line: its paragraphs joined with `; `, each one's
@@ -56,6 +96,28 @@ pub fn one_line(report: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn coordinator_urls_need_a_scheme_a_host_and_a_port() {
+        assert_eq!(
+            coordinator_url("http://10.0.0.5:7070"),
+            Ok("http://10.0.0.5:7070".into())
+        );
+        assert!(coordinator_url("https://head.cluster:443").is_ok());
+        assert!(coordinator_url("http://[::1]:7070").is_ok());
+        let e = coordinator_url("127.0.0.1:47999").unwrap_err();
+        assert!(e.contains("e.g. http://127.0.0.1:47999"), "{}", e);
+        assert!(coordinator_url("ftp://host:1")
+            .unwrap_err()
+            .contains("http://HOST:7070"));
+        assert!(coordinator_url("http://head").unwrap_err().contains("no host and port"));
+    }
+
+    #[test]
+    fn whole_numbers_start_at_zero() {
+        assert_eq!(whole_number::<u32>("0"), Ok(0));
+        assert!(whole_number::<u32>("-1").unwrap_err().contains("not a whole number"));
+    }
 
     #[test]
     fn counts_start_at_one() {

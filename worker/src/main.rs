@@ -1,7 +1,7 @@
 //! `cayley-worker`: joins a cayley coordinator and computes tasks until the
 //! job is over.
 
-use cayley_shared::search::resources::default_budget;
+use cayley_shared::search::resources::{check_memory_here, check_threads_here, default_budget};
 use cayley_shared::units::{human_bytes, parse_size};
 use cayley_worker::{peak_rss_bytes, run_worker, WorkerConfig};
 use std::path::PathBuf;
@@ -25,18 +25,18 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[command(name = "cayley-worker", version)]
 struct Args {
     /// Coordinator URL, e.g. http://10.0.0.5:7070 (https:// with --tls-ca).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = cayley_worker::args::coordinator_url)]
     coordinator: String,
     /// Memory for decompressed shards and tables, e.g. 8G or 512M [default: 60% of the
     /// memory available to this process]. Shards that do not fit are read again from the
     /// checkpoint, so any budget above one task's working set works (`cayley info` says how much).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, allow_hyphen_values = true, value_name = "SIZE", value_parser = parse_size)]
     memory: Option<u64>,
     /// Cluster token (or set CAYLEY_TOKEN).
     #[arg(long, env = "CAYLEY_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// Compute threads, at least 1 (default: every core).
-    #[arg(long, value_name = "N", value_parser = cayley_worker::args::at_least_one::<u32>)]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = cayley_worker::args::at_least_one::<u32>)]
     threads: Option<u32>,
     /// Name shown in `cayley status` (default: host name and process id).
     #[arg(long)]
@@ -50,8 +50,13 @@ struct Args {
     /// Seconds to keep retrying while the coordinator is unreachable: at start, and
     /// whenever it is lost mid-run (a crash, a restart with `serve --resume`, a partition).
     /// The worker then registers again and goes on if the coordinator serves the same job.
-    #[arg(long, value_name = "S", default_value_t = 300)]
+    #[arg(long, allow_hyphen_values = true, value_name = "S", default_value_t = 300, value_parser = cayley_worker::args::whole_number::<u64>)]
     patience: u64,
+    /// Removed: a worker keeps no scratch files (its shards live in memory and in the
+    /// job's checkpoint). Still accepted, with a warning, so that scripts written for
+    /// earlier releases start; it will be refused in a later release.
+    #[arg(long, value_name = "DIR", hide = true)]
+    scratch: Option<PathBuf>,
     #[command(flatten)]
     fault: cayley_worker::faults::DiskFullFault,
 }
@@ -60,6 +65,20 @@ struct Args {
 async fn main() {
     let args: Args = cayley_worker::args::parse_args();
     if let Err(e) = cayley_worker::logging::init("info") {
+        eprintln!("error: {:#}", e);
+        std::process::exit(1);
+    }
+    if let Some(dir) = &args.scratch {
+        tracing::warn!(
+            "--scratch {} is no longer used and will be refused in a later release: a worker keeps no scratch files (its shards live in memory and in the job's checkpoint); drop the flag",
+            dir.display()
+        );
+    }
+    let machine = args
+        .memory
+        .map_or(Ok(()), check_memory_here)
+        .and_then(|_| args.threads.map_or(Ok(()), check_threads_here));
+    if let Err(e) = machine {
         eprintln!("error: {:#}", e);
         std::process::exit(1);
     }

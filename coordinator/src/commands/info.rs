@@ -8,7 +8,7 @@ use cayley_shared::puzzle::group::{order_of_points, puzzle_group_order};
 use cayley_shared::puzzle::symmetry::find_symmetries;
 use cayley_shared::puzzle::symmetry::oriented::find_oriented_symmetries;
 use cayley_shared::puzzle::{split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError};
-use cayley_shared::search::resources::{default_budget, requirements, FreeSpace};
+use cayley_shared::search::resources::{check_memory_here, default_budget, requirements, FreeSpace};
 use cayley_shared::space::Space;
 use cayley_shared::units::human_bytes;
 use std::path::Path;
@@ -16,6 +16,9 @@ use std::path::Path;
 /// Prints the puzzle, its group order, the job's plan and the memory and
 /// disk a run needs; a puzzle too large to plan still gets its group.
 pub fn info(args: InfoArgs) -> anyhow::Result<()> {
+    if let Some(memory) = args.memory {
+        check_memory_here(memory)?;
+    }
     let spec = args.puzzle.spec();
     let puzzle = match parse_args_puzzle(&args.puzzle) {
         Ok(puzzle) => puzzle,
@@ -311,6 +314,13 @@ fn print_resources(job: &Job, memory: Option<u64>, checkpoint: &Path, max_depth:
         human_bytes(req.shard_bytes as u128),
         human_bytes(req.table_bytes as u128),
     );
+    if budget < req.min_worker_bytes {
+        println!(
+            "             {} is too small: `cayley run` refuses a budget below {}",
+            human_bytes(budget as u128),
+            human_bytes(req.min_worker_bytes as u128)
+        );
+    }
     let whole_level = req.level_bytes + req.table_bytes as u128;
     println!(
         "             a budget of {} holds a whole level: each shard is then read once per level",

@@ -26,15 +26,42 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
     // a checkpoint; the manifest is read once the directory is ours. A run
     // that owns a directory it has not written a manifest into yet is named
     // as its owner.
+    if !dir.is_dir() {
+        return Err(not_a_checkpoint());
+    }
     if !checkpoint.manifest_path().exists() {
         OwnerLock::refuse_if_held(&checkpoint)?;
         return Err(not_a_checkpoint());
     }
-    let _owner = OwnerLock::acquire(&checkpoint)?;
-    let manifest = load_manifest(&checkpoint)?.ok_or_else(not_a_checkpoint)?;
-    let job = job_of_manifest(&manifest)?;
-    manifest.check_matches(&job, dir)?;
-    if !args.local.quiet {
+    // A look before anything is written, the lock file included: the
+    // budget the job was started with may be more than this machine has (a
+    // resume on a smaller node), and the result folder may be unusable.
+    let peek = load_manifest(&checkpoint)?.ok_or_else(not_a_checkpoint)?;
+    let mut local = args.local;
+    let given_memory = local.memory;
+    local.memory = local.memory.or(peek.memory);
+    local.check_here()?;
+    let out_path = local
+        .out
+        .clone()
+        .or_else(|| peek.out.clone())
+        .unwrap_or_else(|| default_out_dir(&peek.job.puzzle, &peek.job.metric));
+    let out = OutDir::prepare(&out_path)?;
+    let opened = OwnerLock::acquire(&checkpoint).and_then(|owner| {
+        let manifest = load_manifest(&checkpoint)?.ok_or_else(not_a_checkpoint)?;
+        let job = job_of_manifest(&manifest)?;
+        manifest.check_matches(&job, dir)?;
+        Ok((owner, manifest, job))
+    });
+    let (_owner, mut manifest, job) = match opened {
+        Ok(opened) => opened,
+        Err(e) => {
+            out.discard();
+            return Err(e);
+        }
+    };
+    let quiet = local.quiet;
+    if !quiet {
         let done = manifest.levels.len().saturating_sub(1);
         eprintln!(
             "resuming {} ({}) from {}: {} level(s) done{}",
@@ -49,38 +76,43 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
             }
         );
     }
-    let (mut local, mut manifest) = (args.local, manifest);
-    let quiet = local.quiet;
     local.memory = kept_or_given(
-        local.memory,
+        given_memory,
         &mut manifest.memory,
         ("memory budget", "--memory"),
         quiet,
         |m| human_bytes(*m as u128),
     );
-    let out = kept_or_given(
+    kept_or_given(
         local.out.take(),
         &mut manifest.out,
         ("results go to", "--out"),
         quiet,
         |p| p.display().to_string(),
-    )
-    .unwrap_or_else(|| default_out_dir(&manifest.job.puzzle, &manifest.job.metric));
-    let out = OutDir::prepare(&out)?;
+    );
     manifest.out = Some(out.path.clone());
     // Saved now, so that the next resume keeps what this one was given.
     // Durable, whoever made the checkpoint: `run`'s temporary checkpoint
     // that a failed run kept is resumed as a job of its own.
     let write = local.fault.write_options(true);
     save_manifest(&checkpoint, &manifest, write)?;
+    // `run`'s temporary checkpoint, kept when that run failed: removed once
+    // finished, as the run would have.
+    let temporary = manifest.temporary.then(|| dir.clone());
     run_local(LocalJob {
         job,
         checkpoint,
         fresh: manifest,
-        temporary: None,
+        temporary: temporary.clone(),
         out: out.path,
         local,
         write,
-    })
-    .map(drop)
+    })?;
+    if let Some(dir) = temporary.filter(|dir| !dir.exists()) {
+        println!(
+            "removed the temporary checkpoint {} (made by `cayley run` without --checkpoint-dir)",
+            dir.display()
+        );
+    }
+    Ok(())
 }

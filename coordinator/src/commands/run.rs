@@ -26,7 +26,7 @@ const SMALL_CHECKPOINT_BYTES: u128 = 64 << 20;
 /// against 15.3 ms on /dev/shm; BENCHMARKS.md, "Set-up sized to the
 /// puzzle").
 fn scratch_of(args: &RunArgs, job: &Job) -> PathBuf {
-    if let Some(dir) = &args.local.scratch {
+    if let Some(dir) = &args.scratch {
         return dir.clone();
     }
     let shm = Path::new("/dev/shm");
@@ -47,6 +47,19 @@ fn scratch_of(args: &RunArgs, job: &Job) -> PathBuf {
 /// in-process workers, writing the results into the `--out` folder. The
 /// table tests call this too, with arguments parsed as the command line's.
 pub fn run(mut args: RunArgs) -> anyhow::Result<Finished> {
+    args.local.check_here()?;
+    if let Some(dir) = &args.checkpoint_dir {
+        crate::lock::refuse_unrelated_files(dir, args.local.out.as_deref())?;
+        // Refused again under the lock (a run may start there meanwhile);
+        // here, before anything is written, the lock file included.
+        if dir.is_dir() {
+            // A directory in use is refused as such (its lock read, not
+            // taken), whatever it holds.
+            let existing = CheckpointDir::existing(dir);
+            OwnerLock::refuse_if_held(&existing)?;
+            refuse_existing_checkpoint(dir, load_manifest(&existing)?)?;
+        }
+    }
     let mut job = plan_job(&args.puzzle)?;
     args.keep_levels.check_for(&job)?;
     let budget = crate::local::local_budget(&args.local);
@@ -95,6 +108,20 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<Finished> {
     }
 }
 
+/// Refuses a `--checkpoint-dir` that holds the manifest `found`.
+fn refuse_existing_checkpoint(dir: &Path, found: Option<Manifest>) -> anyhow::Result<()> {
+    match found {
+        Some(m) => anyhow::bail!(
+            "{} already holds a checkpoint of {} ({}); continue it with `cayley resume {}` or choose another directory",
+            dir.display(),
+            m.job.puzzle,
+            m.job.metric,
+            dir.display()
+        ),
+        None => Ok(()),
+    }
+}
+
 /// Checks the disk, creates and owns the checkpoint (temporary under
 /// `--scratch` unless `--checkpoint-dir` is given) and makes the job's
 /// first manifest; `out` is the result folder, already made.
@@ -104,8 +131,13 @@ fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, Owne
     // checkpoint lives under --scratch.
     let location = args.checkpoint_dir.clone().unwrap_or_else(|| scratch.clone());
     let existed = location.exists();
+    let flag = if args.checkpoint_dir.is_some() {
+        "--checkpoint-dir"
+    } else {
+        "--scratch"
+    };
     std::fs::create_dir_all(&location)
-        .map_err(|e| anyhow::anyhow!("cannot create directory {}: {}", location.display(), e))?;
+        .map_err(|e| anyhow::anyhow!("cannot create directory {} ({}): {}", location.display(), flag, e))?;
     if let Err(refused) = check_disk(
         &job,
         &location,
@@ -127,15 +159,7 @@ fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, Owne
             // Owned before the manifest is read: a directory in use is
             // refused as such, whatever it holds.
             let owner = OwnerLock::acquire(&checkpoint)?;
-            if let Some(m) = load_manifest(&checkpoint)? {
-                anyhow::bail!(
-                    "{} already holds a checkpoint of {} ({}); continue it with `cayley resume {}` or choose another directory",
-                    dir.display(),
-                    m.job.puzzle,
-                    m.job.metric,
-                    dir.display()
-                );
-            }
+            refuse_existing_checkpoint(dir, load_manifest(&checkpoint)?)?;
             (checkpoint, None, owner)
         }
         None => {
@@ -158,6 +182,11 @@ fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, Owne
     let mut fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);
     fresh.memory = args.local.memory;
     fresh.out = Some(out.to_path_buf());
+    fresh.temporary = temporary.is_some();
+    // From here on a temporary checkpoint is an ordinary directory, removed
+    // only after success: an error, a panic or a signal can never delete
+    // computed levels.
+    let temporary = temporary.map(tempfile::TempDir::keep);
     let task = LocalJob {
         job,
         checkpoint,

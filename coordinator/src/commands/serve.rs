@@ -15,15 +15,31 @@ use cayley_shared::files::WriteOptions;
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::spec_file_text;
 use cayley_shared::search::resources::check_disk;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Serves a new or resumed job to remote workers until it finishes or
 /// stops, then writes the results.
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    // The address first: a port in use is refused before anything is
+    // created (it used to fail after the checkpoint was made, and the same
+    // command on a free port was then refused as a second job).
+    let listener = std::net::TcpListener::bind(&args.listen)
+        .and_then(|l| l.set_nonblocking(true).map(|_| l))
+        .map_err(|e| anyhow::anyhow!("cannot listen on {} (--listen): {}", args.listen, e))?;
+    // The TLS files too: a missing one used to stop the server after the
+    // checkpoint was made.
+    let read = |path: &Option<PathBuf>, flag: &str| -> anyhow::Result<Option<Vec<u8>>> {
+        path.as_ref()
+            .map(|p| std::fs::read(p).map_err(|e| anyhow::anyhow!("cannot read {} {}: {}", flag, p.display(), e)))
+            .transpose()
+    };
+    let tls = read(&args.tls_cert, "--tls-cert")?.zip(read(&args.tls_key, "--tls-key")?);
     // A folder given is made and checked before anything else, and removed
-    // again (if this made it) when the job is refused.
+    // again (if this made it) when the job is refused; so is a checkpoint
+    // directory this made.
     let given = args.out.as_deref().map(OutDir::prepare).transpose()?;
+    let before = Before::look(&args.checkpoint_dir);
     let opened = open(&args, given.as_ref().map(|o| o.path.clone()));
     let Opened {
         checkpoint,
@@ -37,6 +53,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             if let Some(given) = given {
                 given.discard();
             }
+            before.restore(&args.checkpoint_dir);
             return Err(e);
         }
     };
@@ -60,10 +77,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             // fault (the coordinator writes no chunk file).
             WriteOptions::DURABLE,
         )?;
-        let listener = tokio::net::TcpListener::bind(&args.listen)
-            .await
-            .map_err(|e| anyhow::anyhow!("cannot listen on {}: {}", args.listen, e))?;
-        let tls = args.tls_cert.clone().zip(args.tls_key.clone());
+        let listener = tokio::net::TcpListener::from_std(listener)?;
         tracing::info!(
             "serving {} ({}) on {}://{}; checkpoint {}",
             job.puzzle.spec,
@@ -103,6 +117,38 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     })
 }
 
+/// What a `serve` that may be refused finds at its checkpoint path: the
+/// outermost directory it will create, if any, and whether an existing
+/// one is empty.
+struct Before {
+    created: Option<PathBuf>,
+    empty: bool,
+}
+
+impl Before {
+    fn look(dir: &Path) -> Before {
+        let created = std::path::absolute(dir).ok().and_then(|dir| {
+            dir.ancestors()
+                .take_while(|a| !a.exists())
+                .last()
+                .map(Path::to_path_buf)
+        });
+        let empty = std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_none());
+        Before { created, empty }
+    }
+
+    /// Undoes what a refused `serve` made: the directories it created, or
+    /// the lock file and levels folder in one that was empty.
+    fn restore(&self, dir: &Path) {
+        if let Some(created) = &self.created {
+            let _ = std::fs::remove_dir_all(created);
+        } else if self.empty {
+            let _ = std::fs::remove_file(dir.join("owner.lock"));
+            let _ = std::fs::remove_dir(dir.join("levels"));
+        }
+    }
+}
+
 /// A job ready to serve: its checkpoint (owned), plan, manifest to start
 /// from, and result folder.
 struct Opened {
@@ -117,6 +163,7 @@ struct Opened {
 /// Creates and owns the checkpoint directory and reads or starts its job;
 /// `given` is the result folder on the command line.
 fn open(args: &ServeArgs, given: Option<PathBuf>) -> anyhow::Result<Opened> {
+    crate::lock::refuse_unrelated_files(&args.checkpoint_dir, given.as_deref())?;
     let checkpoint = CheckpointDir::create(&args.checkpoint_dir).map_err(|e| {
         anyhow::anyhow!(
             "cannot create checkpoint directory {}: {}",

@@ -22,7 +22,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
         let mut client = link
             .connect_once()
             .await
-            .map_err(|why| anyhow::anyhow!("no coordinator at {} ({})", args.coordinator, why))?;
+            .map_err(|why| anyhow::anyhow!("no coordinator at {} ({}); check --coordinator", args.coordinator, why))?;
         match tokio::time::timeout(CALL_TIMEOUT, client.status(StatusRequest {})).await {
             Ok(Ok(reply)) => Ok(reply.into_inner()),
             Ok(Err(s)) if s.code() == tonic::Code::Unauthenticated => {

@@ -9,7 +9,6 @@ use crate::manifest::JOURNAL_SYNC_INTERVAL;
 use cayley_proto::coordinator_server::CoordinatorServer;
 use service::{check_token, publish_end, CoordinatorService};
 use state::{JobState, Phase};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -21,7 +20,7 @@ pub struct ServeOptions {
     pub listener: TcpListener,
     pub token: Option<String>,
     /// PEM certificate and key for TLS.
-    pub tls: Option<(PathBuf, PathBuf)>,
+    pub tls: Option<(Vec<u8>, Vec<u8>)>,
     pub lease_secs: u32,
     /// Whether idle workers get backup copies of straggling tasks.
     pub backups: bool,
@@ -71,8 +70,7 @@ pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> 
     });
     let mut builder = Server::builder().http2_keepalive_interval(Some(Duration::from_secs(10)));
     if let Some((cert, key)) = &options.tls {
-        let read = |p: &PathBuf| std::fs::read(p).map_err(|e| anyhow::anyhow!("cannot read {}: {}", p.display(), e));
-        let identity = Identity::from_pem(read(cert)?, read(key)?);
+        let identity = Identity::from_pem(cert, key);
         builder = builder.tls_config(ServerTlsConfig::new().identity(identity))?;
     }
     let (shutdown_tx, mut shutdown_rx) = watch::channel(false);

@@ -14,7 +14,7 @@ const AXES: [(usize, &str); 3] = [(1, "X"), (2, "Y"), (4, "Z")];
 /// `1..=7` in cells `0..=6` and the empty cell at `(1, 1, 1)`, the last
 /// cell, as in the sliding puzzles. `X`, `Y` and `Z` swap the empty cell
 /// with its neighbour along that axis; each is legal everywhere, so a word is
-/// replayable from any state. Seed 000: `8!/2 = 20,160` reachable states
+/// replayable from any state. D'Eon and Nehaniv, "Algebraic Structure of the Varikon Box" (tests/data/published.md): `8!/2 = 20,160` reachable states
 /// (the cube's cell graph is bipartite, so parity halves them).
 pub fn varikon(metric: Metric) -> Puzzle {
     let slides: Vec<Slide> = (0..8)

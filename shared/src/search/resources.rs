@@ -24,6 +24,9 @@ use serde::Serialize;
 use std::path::Path;
 
 mod cgroup;
+mod machine;
+
+pub use machine::{available_memory, check_memory_here, check_threads_here, cores_here, default_budget};
 
 /// Share of the available memory a worker takes when no budget is given.
 pub const DEFAULT_MEMORY_SHARE: f64 = 0.6;
@@ -188,24 +191,6 @@ impl Requirements {
         }
         total.min(whole)
     }
-}
-
-/// Memory this process may use: `MemAvailable`, lowered to the cgroup's
-/// limit (containers, Slurm) when that is smaller.
-pub fn available_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let field = |name: &str| -> Option<u64> {
-        let line = meminfo.lines().find(|l| l.starts_with(name))?;
-        Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
-    };
-    let available = field("MemAvailable:").or_else(|| field("MemTotal:"))?;
-    Some(cgroup::memory_left().map_or(available, |c| c.min(available)))
-}
-
-/// The default memory budget of one worker when `workers` share this machine.
-pub fn default_budget(workers: usize) -> u64 {
-    let available = available_memory().unwrap_or(4 << 30);
-    (available as f64 * DEFAULT_MEMORY_SHARE) as u64 / workers.max(1) as u64
 }
 
 /// Refuses a budget below what one task needs.

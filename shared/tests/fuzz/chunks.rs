@@ -8,7 +8,7 @@ use crate::edits::{apply, config, edits, Edit};
 use cayley_shared::files::format::{read_chunk_header, verify_chunk, write_chunk, ChunkId, ChunkReader, HEADER_LEN};
 use cayley_shared::files::WriteOptions;
 use proptest::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 /// A valid file and what it holds.
@@ -18,21 +18,25 @@ struct Sample {
     bytes: Vec<u8>,
 }
 
-/// A directory for the fuzz files, in memory when `/dev/shm` is there.
-fn scratch() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let shm = Path::new("/dev/shm");
-        let builder = tempfile::Builder::new().prefix("cayley-fuzz-").tempdir_in(shm);
-        builder.or_else(|_| tempfile::tempdir()).expect("temp dir")
-    })
-    .path()
+/// A fresh directory for fuzz files, in memory when `/dev/shm` is there,
+/// removed when dropped (also when a test fails and unwinds). One per
+/// sample set and per test case, never a static: statics are never
+/// dropped, and a static directory was left behind by every run.
+fn scratch() -> tempfile::TempDir {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("cayley-fuzz-");
+    builder
+        .tempdir_in("/dev/shm")
+        .or_else(|_| builder.tempdir())
+        .expect("temp dir")
 }
 
 /// Valid files of one to four shards: empty, sparse and dense shards.
 fn samples() -> &'static [Sample] {
     static SAMPLES: OnceLock<Vec<Sample>> = OnceLock::new();
     SAMPLES.get_or_init(|| {
+        // Written, read back and removed: only the bytes are kept.
+        let dir = scratch();
         (1..=4u32)
             .map(|shards| {
                 let id = ChunkId {
@@ -54,7 +58,7 @@ fn samples() -> &'static [Sample] {
                             .collect()
                     })
                     .collect();
-                let path = scratch().join(format!("sample-{}", shards));
+                let path = dir.path().join(format!("sample-{}", shards));
                 write_chunk(&path, id, words.iter().map(|w| &w[..]), WriteOptions::DURABLE).expect("write a sample");
                 let bytes = std::fs::read(&path).expect("read a sample");
                 Sample {
@@ -112,11 +116,6 @@ fn check_chunk(sample: &Sample, bytes: &[u8], path: &Path) {
     }
 }
 
-/// This test thread's own file (the fuzz tests run in parallel).
-fn case_path(test: &str) -> PathBuf {
-    scratch().join(test)
-}
-
 proptest! {
     #![proptest_config(config(15_000))]
 
@@ -142,13 +141,15 @@ proptest! {
         if resealed {
             reseal(&mut bytes);
         }
-        check_chunk(sample, &bytes, &case_path("mutated"));
+        let dir = scratch();
+        check_chunk(sample, &bytes, &dir.path().join("mutated"));
     }
 }
 
 #[test]
 fn every_truncation_is_refused() {
-    let path = case_path("truncated");
+    let dir = scratch();
+    let path = dir.path().join("truncated");
     for sample in samples() {
         for len in 0..sample.bytes.len() {
             for resealed in [false, true] {
@@ -171,7 +172,8 @@ fn every_truncation_is_refused() {
 
 #[test]
 fn a_file_for_another_chunk_is_refused() {
-    let path = case_path("other");
+    let dir = scratch();
+    let path = dir.path().join("other");
     let sample = &samples()[2];
     std::fs::write(&path, &sample.bytes).unwrap();
     for change in 0..5 {

@@ -1,4 +1,4 @@
-//! Chaos (README.md, "When things fail"): a `cayley serve` coordinator and two `cayley-worker`s
+//! Chaos (docs/cluster.md, "When things fail"): a `cayley serve` coordinator and two `cayley-worker`s
 //! SIGKILLed at random moments, each restarted (the coordinator with
 //! `--resume` on the same address, where the surviving workers find it
 //! again), until the job ends. The table must be the published one

@@ -1,4 +1,4 @@
-//! Workers that outlive their coordinator (README.md, "When things fail") and a cluster that
+//! Workers that outlive their coordinator (docs/cluster.md, "When things fail") and a cluster that
 //! says what is wrong: real `cayley serve` and
 //! `cayley-worker` processes on 127.0.0.1. Tables are compared with
 //! tests/data/loopover-mtm.csv.
@@ -124,13 +124,16 @@ fn status_without_a_coordinator_says_so_in_one_line() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr_text(&out),
-        format!("error: no coordinator at {} (connection refused)\n", url)
+        format!(
+            "error: no coordinator at {} (connection refused); check --coordinator\n",
+            url
+        )
     );
     let out = cayley(&["status", "--coordinator", "http://no-such-host.invalid:7070"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr_text(&out),
-        "error: no coordinator at http://no-such-host.invalid:7070 (host name not found)\n"
+        "error: no coordinator at http://no-such-host.invalid:7070 (host name not found); check --coordinator\n"
     );
 }
 

@@ -1,4 +1,4 @@
-//! A cluster that survives its own failures (README.md, "When things fail"): one test binary
+//! A cluster that survives its own failures (docs/cluster.md, "When things fail"): one test binary
 //! (one link) for the tests that kill, cut off and restart real
 //! coordinator and worker processes.
 //!

@@ -1,6 +1,6 @@
 //! The task runner on its own: every level computed chunk by chunk from the
 //! files of the level before, as a worker does for the coordinator, checked
-//! against the published Loopover tables of tests/data (seed paper 002) and
+//! against the published Loopover tables of tests/data (Jia, Zhang and Xiang; tests/data/published.md) and
 //! against what the chunk files themselves say; batches, budgets smaller
 //! than a level, sparse levels and damaged inputs.
 

@@ -1,0 +1,527 @@
+//! Misuse, as a table: every command with a bad value (negative, zero, too
+//! large for this machine, the wrong type, a file where a folder belongs, a
+//! folder of unrelated files, a port in use, a URL without a scheme) exits
+//! with status 1 and one `error:` line that names what was wrong, before
+//! any level is computed and before anything is created: the test's
+//! directory (the working directory, TMPDIR and every path given) is the
+//! same file for file afterwards.
+//!
+//! Placeholders in a case's arguments: `{dir}` the test's directory (it
+//! holds `a-file`, a regular file, and `junk/notes.txt`, a folder of
+//! unrelated files), `{ck}` a checkpoint of a finished Loopover 2×3 run
+//! made before the snapshot (for `resume`), `{busy}` an address a listener
+//! of the test holds, `{run}` and `{serve}` a valid command line to add
+//! one bad option to.
+
+use cayley_tests::{binary, test_dir};
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::SystemTime;
+
+const RUN: &str = "run loopover:2x3 --checkpoint-dir {dir}/ck --out {dir}/out";
+const SERVE: &str = "serve loopover:2x3 --checkpoint-dir {dir}/sck --out {dir}/sout";
+
+/// `(binary, arguments, needles)`: the arguments split at spaces after the
+/// placeholders `{run}` and `{serve}` are expanded; every needle must be in
+/// the error line.
+const CASES: &[(&str, &str, &[&str])] = &[
+    // run: counts and sizes
+    ("cayley", "{run} --threads 0", &["--threads", "at least 1"]),
+    ("cayley", "{run} --threads -1", &["--threads", "at least 1"]),
+    ("cayley", "{run} --threads two", &["--threads", "'two'"]),
+    ("cayley", "{run} --threads 100000", &["--threads 100000", "or fewer"]),
+    ("cayley", "{run} --workers 0", &["--workers", "at least 1"]),
+    ("cayley", "{run} --workers -2", &["--workers", "at least 1"]),
+    (
+        "cayley",
+        "{run} --memory lots",
+        &["--memory", "bad size 'lots'", "e.g. 8G"],
+    ),
+    ("cayley", "{run} --memory -5G", &["--memory", "'-5G'"]),
+    ("cayley", "{run} --memory 100T", &["--memory 100.0 TiB", "or less"]),
+    (
+        "cayley",
+        "{run} --memory 1K",
+        &["memory budget of 1.0 KiB is too small", "--memory"],
+    ),
+    ("cayley", "{run} --max-depth -1", &["--max-depth", "not a whole number"]),
+    (
+        "cayley",
+        "{run} --max-depth deep",
+        &["--max-depth", "not a whole number"],
+    ),
+    ("cayley", "{run} --antipodes -3", &["--antipodes", "not a whole number"]),
+    (
+        "cayley",
+        "{run} --shard-pieces -1",
+        &["--shard-pieces", "not a whole number"],
+    ),
+    ("cayley", "{run} --chunk-shards 0", &["--chunk-shards", "at least 1"]),
+    ("cayley", "{run} --keep-levels every:9", &["every:9", "from 2 to 4"]),
+    ("cayley", "{run} --keep-levels junk", &["--keep-levels", "junk"]),
+    ("cayley", "{run} --metric qtm", &["--metric", "known: mtm, stm"]),
+    (
+        "cayley",
+        "{run} --thread 2",
+        &["unexpected argument '--thread'", "'--threads'"],
+    ),
+    // run: puzzles
+    (
+        "cayley",
+        "run sliding:5x5 --out {dir}/out",
+        &["'sliding:5x5' is too large", "R·C ≤ 20"],
+    ),
+    (
+        "cayley",
+        "run rubik:3 --out {dir}/out",
+        &["unknown puzzle family 'rubik'", "known families"],
+    ),
+    ("cayley", "run loopover:0x3 --out {dir}/out", &["loopover:0x3"]),
+    (
+        "cayley",
+        "run loopover:2x3 --track 99 --out {dir}/out",
+        &["--track 99", "no piece is labelled '99'"],
+    ),
+    (
+        "cayley",
+        "run loopover:2x3 --moves U --out {dir}/out",
+        &["--moves", "tws: files"],
+    ),
+    (
+        "cayley",
+        "run loopover:2x3 --directed --out {dir}/out",
+        &["--directed", "perm: files"],
+    ),
+    (
+        "cayley",
+        "run perm:{dir}/missing.perm --out {dir}/out",
+        &["missing.perm"],
+    ),
+    ("cayley", "run tws:{dir}/missing.tws --out {dir}/out", &["missing.tws"]),
+    (
+        "cayley",
+        "run tws:{dir}/a-file --out {dir}/out",
+        &["a-file:1", "not supported"],
+    ),
+    // run: paths
+    (
+        "cayley",
+        "run loopover:2x3 --checkpoint-dir {dir}/ck --out {dir}/a-file/out",
+        &["cannot write results to", "a-file/out", "--out"],
+    ),
+    (
+        "cayley",
+        "run loopover:2x3 --checkpoint-dir {dir}/ck --out /proc/cayley-out",
+        &["cannot write results to /proc/cayley-out", "--out"],
+    ),
+    (
+        "cayley",
+        "run loopover:2x3 --checkpoint-dir {dir}/a-file/ck --out {dir}/out",
+        &["a-file/ck", "--checkpoint-dir"],
+    ),
+    (
+        "cayley",
+        "run loopover:2x3 --checkpoint-dir {dir}/a-file --out {dir}/out",
+        &["--checkpoint-dir", "a-file"],
+    ),
+    (
+        "cayley",
+        "run loopover:2x3 --checkpoint-dir {dir}/junk --out {dir}/out",
+        &["--checkpoint-dir", "notes.txt", "new or empty directory"],
+    ),
+    (
+        "cayley",
+        "run loopover:2x3 --scratch {dir}/a-file --out {dir}/out",
+        &["--scratch", "a-file"],
+    ),
+    (
+        "cayley",
+        "run loopover:2x3 --checkpoint-dir {ck} --out {dir}/out",
+        &["already holds a checkpoint", "cayley resume"],
+    ),
+    // resume
+    ("cayley", "resume", &["required", "CHECKPOINT_DIR"]),
+    ("cayley", "resume {dir}/nothing", &["not a cayley checkpoint directory"]),
+    ("cayley", "resume {dir}/a-file", &["not a cayley checkpoint directory"]),
+    ("cayley", "resume {dir}/junk", &["not a cayley checkpoint directory"]),
+    (
+        "cayley",
+        "resume {ck} --memory 100T",
+        &["--memory 100.0 TiB", "or less"],
+    ),
+    ("cayley", "resume {ck} --memory -1G", &["--memory", "'-1G'"]),
+    (
+        "cayley",
+        "resume {ck} --threads 100000",
+        &["--threads 100000", "or fewer"],
+    ),
+    ("cayley", "resume {ck} --threads 0", &["--threads", "at least 1"]),
+    ("cayley", "resume {ck} --workers 0", &["--workers", "at least 1"]),
+    (
+        "cayley",
+        "resume {ck} --scratch {dir}/s",
+        &["unexpected argument '--scratch'"],
+    ),
+    (
+        "cayley",
+        "resume {ck} --out {dir}/a-file/out",
+        &["cannot write results to", "--out"],
+    ),
+    // serve
+    (
+        "cayley",
+        "serve loopover:2x3 --checkpoint-dir {dir}/sck",
+        &["required", "--out"],
+    ),
+    ("cayley", "{serve} --lease-secs 0", &["--lease-secs", "at least 1"]),
+    ("cayley", "{serve} --lease-secs -5", &["--lease-secs", "at least 1"]),
+    (
+        "cayley",
+        "{serve} --listen {busy}",
+        &["cannot listen on", "--listen", "in use"],
+    ),
+    (
+        "cayley",
+        "{serve} --listen nonsense",
+        &["cannot listen on nonsense", "--listen"],
+    ),
+    (
+        "cayley",
+        "{serve} --listen 127.0.0.1:99999",
+        &["--listen", "invalid port"],
+    ),
+    ("cayley", "{serve} --tls-cert {dir}/cert.pem", &["--tls-key"]),
+    (
+        "cayley",
+        "{serve} --tls-cert {dir}/cert.pem --tls-key {dir}/key.pem",
+        &["cannot read --tls-cert", "cert.pem"],
+    ),
+    (
+        "cayley",
+        "{serve} --max-depth -1",
+        &["--max-depth", "not a whole number"],
+    ),
+    ("cayley", "{serve} --keep-levels every:1", &["every:1", "from 2 to 4"]),
+    (
+        "cayley",
+        "serve loopover:2x3 --checkpoint-dir {dir}/sck --out {dir}/a-file/out",
+        &["cannot write results to", "--out"],
+    ),
+    (
+        "cayley",
+        "serve loopover:2x3 --checkpoint-dir {dir}/a-file/ck --out {dir}/sout",
+        &["cannot create checkpoint directory"],
+    ),
+    (
+        "cayley",
+        "serve loopover:2x3 --checkpoint-dir {dir}/junk --out {dir}/sout",
+        &["--checkpoint-dir", "notes.txt"],
+    ),
+    (
+        "cayley",
+        "serve loopover:2x3 --checkpoint-dir {dir}/sck --resume",
+        &["holds no checkpoint to resume"],
+    ),
+    (
+        "cayley",
+        "serve sliding:5x5 --checkpoint-dir {dir}/sck --out {dir}/sout",
+        &["'sliding:5x5' is too large"],
+    ),
+    // status
+    (
+        "cayley",
+        "status --coordinator 127.0.0.1:7070",
+        &["--coordinator", "e.g. http://127.0.0.1:7070"],
+    ),
+    (
+        "cayley",
+        "status --coordinator http://127.0.0.1",
+        &["--coordinator", "no host and port"],
+    ),
+    (
+        "cayley",
+        "status --coordinator http://127.0.0.1:1",
+        &["no coordinator at", "--coordinator"],
+    ),
+    (
+        "cayley",
+        "status --tls-ca {dir}/ca.pem",
+        &["cannot read CA certificate", "ca.pem"],
+    ),
+    // info
+    (
+        "cayley",
+        "info loopover:2x3 --memory 100T",
+        &["--memory 100.0 TiB", "or less"],
+    ),
+    ("cayley", "info loopover:2x3 --memory -1G", &["--memory", "'-1G'"]),
+    (
+        "cayley",
+        "info loopover:2x3 --max-depth -1",
+        &["--max-depth", "not a whole number"],
+    ),
+    ("cayley", "info sliding:5x5", &["sliding:RxC has at most 20"]),
+    ("cayley", "info turnstyle:22", &["turnstyle:N takes N from 4 to 21"]),
+    (
+        "cayley",
+        "info loopover:2x3 --metric qtm",
+        &["--metric", "known: mtm, stm"],
+    ),
+    // plan
+    ("cayley", "plan loopover:2x3 --nodes 0", &["--nodes", "at least 1"]),
+    ("cayley", "plan loopover:2x3 --cores -4", &["--cores", "at least 1"]),
+    ("cayley", "plan loopover:2x3 --memory lots", &["--memory", "bad size"]),
+    (
+        "cayley",
+        "plan loopover:2x3 --levels {dir}/missing.csv",
+        &["cannot read", "missing.csv"],
+    ),
+    (
+        "cayley",
+        "plan loopover:2x3 --levels {dir}/a-file",
+        &["a-file", "expected depth,count"],
+    ),
+    // bound
+    ("cayley", "bound", &["required", "PUZZLE"]),
+    ("cayley", "bound unknown:3", &["unknown puzzle family 'unknown'"]),
+    (
+        "cayley",
+        "bound loopover:2x3 --metric qtm",
+        &["--metric", "known: mtm, stm"],
+    ),
+    (
+        "cayley",
+        "bound loopover:2x3 --track 99",
+        &["no piece is labelled '99'"],
+    ),
+    // the worker
+    ("cayley-worker", "", &["required", "--coordinator"]),
+    (
+        "cayley-worker",
+        "--coordinator 127.0.0.1:47999",
+        &["--coordinator", "e.g. http://127.0.0.1:47999"],
+    ),
+    (
+        "cayley-worker",
+        "--coordinator http://127.0.0.1:1 --memory -5G",
+        &["--memory", "'-5G'"],
+    ),
+    (
+        "cayley-worker",
+        "--coordinator http://127.0.0.1:1 --memory 100T",
+        &["--memory 100.0 TiB", "or less"],
+    ),
+    (
+        "cayley-worker",
+        "--coordinator http://127.0.0.1:1 --threads 0",
+        &["--threads", "at least 1"],
+    ),
+    (
+        "cayley-worker",
+        "--coordinator http://127.0.0.1:1 --threads 100000",
+        &["--threads 100000", "or fewer"],
+    ),
+    (
+        "cayley-worker",
+        "--coordinator http://127.0.0.1:1 --patience -1",
+        &["--patience", "not a whole number"],
+    ),
+    (
+        "cayley-worker",
+        "--coordinator http://127.0.0.1:1 --tls-ca {dir}/ca.pem",
+        &["cannot read CA certificate", "ca.pem"],
+    ),
+];
+
+/// Every file and folder under `root` with its size and modification time.
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, (u64, Option<SystemTime>)> {
+    let mut seen = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(path.clone());
+            }
+            seen.insert(path, (if meta.is_dir() { 0 } else { meta.len() }, meta.modified().ok()));
+        }
+    }
+    seen
+}
+
+/// What was wrong with one case, or None when it was refused as it should.
+fn check(binary_name: &str, line: &str, needles: &[&str]) -> Option<String> {
+    let dir = test_dir();
+    let root = dir.path();
+    std::fs::write(root.join("a-file"), b"in the way\n").unwrap();
+    std::fs::create_dir_all(root.join("junk")).unwrap();
+    std::fs::write(root.join("junk").join("notes.txt"), b"my notes\n").unwrap();
+    let (cwd, tmp) = (root.join("cwd"), root.join("tmp"));
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    let ck = root.join("done-ck");
+    if line.contains("{ck}") {
+        let made = Command::new(binary("cayley"))
+            .args(["run", "loopover:2x3", "-q", "--checkpoint-dir"])
+            .arg(&ck)
+            .arg("--out")
+            .arg(root.join("done-out"))
+            .env("TMPDIR", &tmp)
+            .output()
+            .unwrap();
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    }
+    let busy = TcpListener::bind("127.0.0.1:0").unwrap();
+    let expanded = line
+        .replace("{run}", RUN)
+        .replace("{serve}", SERVE)
+        .replace("{dir}", root.to_str().unwrap())
+        .replace("{ck}", ck.to_str().unwrap())
+        .replace("{busy}", &busy.local_addr().unwrap().to_string());
+    let before = snapshot(root);
+    let output = Command::new(binary(binary_name))
+        .args(expanded.split_whitespace())
+        .current_dir(&cwd)
+        .env("TMPDIR", &tmp)
+        .env_remove("CAYLEY_TOKEN")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
+    let after = snapshot(root);
+    let mut problems = Vec::new();
+    if output.status.code() != Some(1) {
+        problems.push(format!("exit status {:?}", output.status.code()));
+    }
+    if err.trim().lines().count() != 1 || !err.starts_with("error: ") || err.contains("panicked") {
+        problems.push("not one `error:` line".to_string());
+    }
+    problems.extend(
+        needles
+            .iter()
+            .filter(|n| !err.contains(*n))
+            .map(|n| format!("no {:?}", n)),
+    );
+    if before != after {
+        let changed: Vec<_> = after
+            .keys()
+            .filter(|p| before.get(*p) != after.get(*p))
+            .chain(before.keys().filter(|p| !after.contains_key(*p)))
+            .collect();
+        problems.push(format!("the file system changed: {:?}", changed));
+    }
+    (!problems.is_empty()).then(|| {
+        format!(
+            "{} {}: {} -- stderr: {}",
+            binary_name,
+            line,
+            problems.join("; "),
+            err.trim()
+        )
+    })
+}
+
+#[test]
+fn every_misuse_is_one_error_line_before_anything_is_made() {
+    assert!(CASES.len() >= 60, "{} cases", CASES.len());
+    let failures: Vec<String> = CASES
+        .iter()
+        .filter_map(|(binary_name, line, needles)| check(binary_name, line, needles))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases:\n{}",
+        failures.len(),
+        CASES.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn cayley_alone_prints_its_help_and_exits_1() {
+    let output = Command::new(binary("cayley")).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("Usage: cayley <COMMAND>") && err.contains("run"),
+        "{}",
+        err
+    );
+}
+
+/// Output of `binary args…` with TMPDIR and the working directory in a
+/// fresh test directory.
+fn output_of(binary_name: &str, args: &[&str]) -> std::process::Output {
+    let dir = test_dir();
+    Command::new(binary(binary_name))
+        .args(args)
+        .current_dir(dir.path())
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_removed_worker_scratch_flag_is_accepted_with_a_warning() {
+    // A cluster script of an earlier release still starts; the worker then
+    // fails only for the coordinator that is not there.
+    let o = output_of(
+        "cayley-worker",
+        &[
+            "--coordinator",
+            "http://127.0.0.1:1",
+            "--patience",
+            "0",
+            "--scratch",
+            "/var/tmp/x",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", err);
+    assert!(err.contains("--scratch /var/tmp/x is no longer used"), "{}", err);
+    assert!(err.contains("no coordinator at http://127.0.0.1:1"), "{}", err);
+}
+
+#[test]
+fn info_says_when_a_budget_is_too_small() {
+    let o = output_of("cayley", &["info", "loopover:2x3", "--memory", "8"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    assert!(
+        text.contains("8 B is too small: `cayley run` refuses a budget below"),
+        "{}",
+        text
+    );
+}
+
+#[test]
+fn help_marks_what_is_required_and_lists_only_what_applies() {
+    let serve = String::from_utf8_lossy(&output_of("cayley", &["serve", "--help"]).stdout).into_owned();
+    assert!(serve.contains("required, except with --resume"), "{}", serve);
+    let resume = String::from_utf8_lossy(&output_of("cayley", &["resume", "--help"]).stdout).into_owned();
+    assert!(!resume.contains("--scratch"), "{}", resume);
+}
+
+#[test]
+fn progress_lines_off_a_terminal_carry_the_rate() {
+    let dir = test_dir();
+    let out = dir.path().join("out");
+    let o = output_of(
+        "cayley",
+        &["run", "loopover:2x3", "--threads", "1", "--out", out.to_str().unwrap()],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{}", err);
+    let levels: Vec<&str> = err.lines().filter(|l| l.starts_with("depth ")).collect();
+    // Loopover 2×3 MTM has depths 1–7 (tests/data/loopover-mtm.csv).
+    assert_eq!(levels.len(), 7, "{}", err);
+    assert!(levels.iter().all(|l| l.contains(" states/s")), "{}", err);
+    // The header comes before the first level, on its own line.
+    let header = err.lines().position(|l| l.contains("memory budget")).expect("header");
+    let first = err.lines().position(|l| l.starts_with("depth ")).unwrap();
+    assert!(header < first, "{}", err);
+}
