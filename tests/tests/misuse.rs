@@ -525,3 +525,30 @@ fn progress_lines_off_a_terminal_carry_the_rate() {
     let first = err.lines().position(|l| l.starts_with("depth ")).unwrap();
     assert!(header < first, "{}", err);
 }
+
+#[test]
+fn on_a_terminal_the_header_has_a_line_of_its_own() {
+    // `script` (util-linux) gives the run a pseudo-terminal, where the
+    // level bars are drawn; the first bar used to be drawn before the
+    // header, which then shared its line.
+    let dir = test_dir();
+    let command = format!(
+        "{} run loopover:2x5 --threads 1 --out {}",
+        binary("cayley").display(),
+        dir.path().join("out").display()
+    );
+    let o = Command::new("script")
+        .args(["-qfc", &command, "/dev/null"])
+        .env("TMPDIR", dir.path())
+        .output()
+        .expect("script (util-linux) runs the command on a pseudo-terminal");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let first = text.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("loopover:2x5 (mtm): ") && !first.contains("depth"),
+        "{:?}",
+        first
+    );
+    assert!(text.contains("depth   1 ["), "no bar drawn: {:?}", text);
+}
