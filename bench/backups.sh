@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Backup tasks with a straggler (BENCHMARKS.md, "Backup tasks with a straggler"): `cayley serve` plus two
+# Backup tasks with a straggler (docs/history.md, "Backup tasks with a straggler"): `cayley serve` plus two
 # `cayley-worker`s (one thread each) on PUZZLE, one of them slowed by
 # SIGSTOP/SIGCONT cycles (running RUN_MS out of every PERIOD_MS), with and
 # without `--no-backup-tasks`. Prints each level's seconds (manifest.json)

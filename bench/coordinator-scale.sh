@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Coordinator scale (BENCHMARKS.md, "Coordinator scale with simulated workers"): one `cayley serve` fed by N simulated workers
+# Coordinator scale (docs/history.md, "Coordinator scale with simulated workers"): one `cayley serve` fed by N simulated workers
 # (worker/examples/simulated_workers.rs: one process, N connections, no
 # computing; each result is a real chunk file of empty shards, checked by the
 # coordinator like any other). The job, loopover:2x6 --no-symmetry cut into

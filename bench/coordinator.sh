@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Coordinator cost per task (BENCHMARKS.md, "Per-task scheduling overhead"): one `cayley serve` and N `cayley-worker`
+# Coordinator cost per task (docs/history.md, "Per-task scheduling overhead"): one `cayley serve` and N `cayley-worker`
 # processes (one thread each) on loopover:2x5 cut into 720 one-shard chunks
 # (8,640 tiny tasks), for N = 1, 2, 4, 8. Reports the coordinator's CPU
 # seconds (user + system, from /proc) per task: the work it does per result

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Distribution and checkpoint benchmarks on one machine (BENCHMARKS.md, "Distribution and checkpoint cost"):
+# Distribution and checkpoint benchmarks on one machine (docs/history.md, "Distribution and checkpoint cost"):
 #  1. loopover:2x6 with `cayley run` (embedded workers) vs `cayley serve` plus
 #     two `cayley-worker` processes (one thread each), wall time and ratio;
 #  2. per-task scheduling overhead: loopover:2x5 cut into few vs many shards;
 #     the extra wall time divided by the extra tasks.
 # (The in-process engine, once the baseline for the cost of checkpointing,
-# was removed with the in-process engine: BENCHMARKS.md keeps its figures.)
+# was removed with the in-process engine: docs/history.md keeps its figures.)
 # Usage: bench/distributed.sh [PUZZLE]   (default loopover:2x6)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The checkpoint on a network filesystem (BENCHMARKS.md, "The checkpoint on sshfs"): an sshd of this script's
+# The checkpoint on a network filesystem (docs/history.md, "The checkpoint on sshfs"): an sshd of this script's
 # own on 127.0.0.1 exports a directory on the local disk and sshfs mounts it
 # (as tests/tests/cluster_failures/network_fs.rs does). Measures, for the local path and the
 # mount: sequential write+fsync and read of 256 MiB (dd), and a job

@@ -2,7 +2,7 @@
 # Two cayley builds on twsearch sample definitions, run alternately (so a
 # busy spell of the machine hits both alike): best wall of RUNS runs and
 # its peak RSS for each, and whether their depth tables are equal.
-# BENCHMARKS.md keeps the results ("The coded kernel's tables halved").
+# docs/history.md keeps the results ("The coded kernel's tables halved").
 #
 # Usage: bench/old-new-samples.sh OLD_CAYLEY NEW_CAYLEY SAMPLES_DIR NAME...
 #   OLD_CAYLEY, NEW_CAYLEY  the two binaries (e.g. a worktree's build)

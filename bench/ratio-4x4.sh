@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The 4×4 Loopover's sparse levels against a dense reference, as a ratio of
-# wall times taken together on one machine (BENCHMARKS.md, "Loopover 4×4"):
+# wall times taken together on one machine (docs/history.md, "Loopover 4×4"):
 #   cayley run loopover:4x4 --max-depth 8 --memory 8G   (499,961 shards, sparse)
 #   cayley run loopover:2x6 --no-symmetry                (block kernel, dense)
 # both with --threads 2, each ROUNDS times (default 2), interleaved.

@@ -6,7 +6,7 @@
 # over K in-process workers (`--workers K`) and over K `cayley-worker`
 # processes of a `cayley serve`, against one worker with every thread.
 #
-# Jobs (BENCHMARKS.md, "Every core at work"):
+# Jobs (docs/history.md, "Every core at work"):
 #   2x6   cayley run loopover:2x6 --no-symmetry              (block kernel, dense)
 #   4x4   cayley run loopover:4x4 --max-depth 8 --keep-levels last2  (sparse, reduced)
 #   3x5   cayley run loopover:3x5 --max-depth 10             (reduced, dense)

@@ -2,11 +2,11 @@
 # cayley against twsearch's C++ God's-number mode (`twsearch -g`) on the
 # sample definitions both can search here: wall time and peak RSS of each
 # (/usr/bin/time, whole process), and whether the depth tables are equal.
-# BENCHMARKS.md, "twsearch's samples side by side", keeps the results.
+# docs/history.md, "twsearch's samples side by side", keeps the results.
 #
 # Usage: bench/twsearch-samples.sh TWSEARCH SAMPLES_DIR [CAYLEY]
 #   TWSEARCH     the C++ twsearch binary (cubing/twsearch before its C++
-#                sources were removed; see BENCHMARKS.md for the commit)
+#                sources were removed; see docs/history.md for the commit)
 #   SAMPLES_DIR  a folder of .tws files (twsearch's samples/main)
 #   CAYLEY       the cayley binary (default: target/release/cayley, built)
 # Environment:

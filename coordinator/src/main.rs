@@ -8,7 +8,7 @@ use cayley_coordinator::{cli, commands};
 /// buffers per shard (source lists, fiber maps, compressed frames) on every
 /// thread at once; glibc's malloc and free were 8% of a worker's CPU on the
 /// 4×4 Loopover with two threads, and mimalloc cut its user time by a tenth
-/// (BENCHMARKS.md, "Every core at work"). Built without transparent huge
+/// (docs/history.md, "Every core at work"). Built without transparent huge
 /// pages (see Cargo.toml), so that its arenas stay within a worker's
 /// memory allowance.
 #[global_allocator]

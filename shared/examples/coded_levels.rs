@@ -1,5 +1,5 @@
 //! Times the coded kernel alone, level by level, on in-memory bit arrays (no
-//! scratch files, no coordinator): the kernel figures of BENCHMARKS.md.
+//! scratch files, no coordinator): the kernel figures of docs/history.md.
 //!
 //! `cargo run --release -p cayley-shared --example coded_levels -- tws:corners.tws [mtm|stm] [threads]`
 //!

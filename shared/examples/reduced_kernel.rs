@@ -1,6 +1,6 @@
 //! Times the reduced kernel alone on random shards at the densities of a
 //! chosen level (no files, no coordinator, no cache): the dense-level
-//! kernel figures of BENCHMARKS.md.
+//! kernel figures of docs/history.md.
 //!
 //! `cargo run --release -p cayley-shared --example reduced_kernel -- loopover:4x4 SHARDS SOURCE SEEN [threads]`
 //!

@@ -3,7 +3,7 @@
 //! a chosen size, at 1…N threads. A kernel's evaluations per thread-second
 //! (`evaluations` over `compute_seconds` of a level in `result.json`) as a
 //! fraction of the rate at the size its shards' inputs take is how close
-//! it runs to what the memory allows (BENCHMARKS.md, "Roofline").
+//! it runs to what the memory allows (docs/history.md, "Every core at work (issue 32)").
 //!
 //! `cargo run --release -p cayley-shared --example roofline -- [SIZE ...] [--threads 1,2,4] [--seconds S]`
 //!

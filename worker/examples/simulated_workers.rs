@@ -1,5 +1,5 @@
 //! Simulated workers for the coordinator scale benchmark
-//! (`bench/coordinator-scale.sh`; BENCHMARKS.md, "Coordinator scale with simulated workers"): N lightweight clients in one
+//! (`bench/coordinator-scale.sh`; docs/history.md, "Coordinator scale with simulated workers"): N lightweight clients in one
 //! process, each with its own connection, that register, lease tasks and
 //! report valid results without computing anything. Each result is a real
 //! chunk file (the coordinator reads its header and index, as for a real

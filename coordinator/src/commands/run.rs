@@ -23,7 +23,7 @@ const SMALL_CHECKPOINT_BYTES: u128 = 64 << 20;
 /// job's level files are written, read and deleted within milliseconds: on
 /// this machine's ext4 /tmp, creating, renaming and deleting them took
 /// half of lo33's run while other processes wrote to the disk (28.7 ms
-/// against 15.3 ms on /dev/shm; BENCHMARKS.md, "Set-up sized to the
+/// against 15.3 ms on /dev/shm; docs/history.md, "Set-up sized to the
 /// puzzle").
 fn scratch_of(args: &RunArgs, job: &Job) -> PathBuf {
     if let Some(dir) = &args.scratch {

@@ -225,7 +225,7 @@ fn ranked_by_group(
 /// Least reduction (states over stored bits) for which the oriented space
 /// is used on spaces of 2¹⁶ states or more. Its kernel is faster per stored
 /// bit than the coded one: the pyraminx, reduced 3.6-fold, ran in 1.36 s
-/// and 100 MiB against 3.77 s and 128 MiB (BENCHMARKS.md, "The 2×2×2
+/// and 100 MiB against 3.77 s and 128 MiB (docs/history.md, "The 2×2×2
 /// reduced"); at 2-fold the two would be about even.
 const ORIENTED_MIN_REDUCTION: u128 = 2;
 

@@ -193,7 +193,7 @@ impl CodedTask<'_> {
 fn uses_block_tables(codec: &Codec) -> bool {
     // The group ranking's rank is a chain walk, dearer than the class
     // digits' popcounts, so its blocks pay at any size (master pyramorphix,
-    // W = 8: 1.3 s against 3.9 s state by state, BENCHMARKS.md).
+    // W = 8: 1.3 s against 3.9 s state by state, docs/history.md).
     (codec.low().states() >= MIN_TABLE_LOW_STATES || codec.is_group_ranked())
         && blocks::fits_packed(codec.shard_blocks(), labels_per_move(codec))
 }

@@ -110,7 +110,7 @@ impl ShardTransitions {
     /// 1,175 per shard of the 2×7 sliding puzzle). Blocks are filled in
     /// parallel on the current rayon pool; built on one thread, they left
     /// the other cores idle for a few ms per shard. Both together took a
-    /// 2×7 sliding level's compute from 30–32 s to 16–19 s (BENCHMARKS.md).
+    /// 2×7 sliding level's compute from 30–32 s to 16–19 s (docs/history.md).
     pub fn build_into(
         layout: &Layout,
         table: &LowTable,

@@ -20,7 +20,7 @@
 //! last counted level from the one before. On the 4×4 Loopover from
 //! the bound alone it puts 14 levels against the real 14, each within
 //! 2.1× of the real count up to depth 11, but saturates a level early
-//! (depth 12 at 0.47 of the real; BENCHMARKS.md, "The first hour of a new user"); on narrow
+//! (depth 12 at 0.47 of the real; docs/history.md, "The first hour of a new user"); on narrow
 //! boards with many short relations (2×7) the middle levels come out up
 //! to 28× too large, so counted levels are worth giving.
 

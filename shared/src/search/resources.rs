@@ -11,7 +11,7 @@
 //! about its raw size (dense levels barely compress) and far less when it
 //! is sparse, so the three live levels bound a `--keep-levels last2` run,
 //! and keeping every level costs a few raw levels in all (measured: 3.2 raw
-//! levels for Loopover 2×6; see BENCHMARKS.md).
+//! levels for Loopover 2×6; see docs/history.md).
 
 use crate::files::checkpoint::{KeepLevels, EARLY_LEVELS_SHARE};
 use crate::job::Job;
@@ -40,7 +40,7 @@ pub const LIVE_LEVELS: u128 = 3;
 /// Checkpoint bytes a sparse level can take per state it holds: a state is
 /// one set bit, and zstd spends a literal and a match on an isolated bit.
 /// Twice the 3.5–3.8 bytes measured on the sparse levels 6–7 of the 4×4
-/// Loopover (BENCHMARKS.md).
+/// Loopover (docs/history.md).
 pub const SPARSE_BYTES_PER_STATE: u128 = 8;
 
 /// Checkpoint bytes of an empty shard (its index entry and an empty frame):

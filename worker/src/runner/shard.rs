@@ -153,7 +153,7 @@ impl TaskRunner {
 /// (then nothing can be reached: the kernel and its per-shard transitions
 /// are skipped). Early and late levels of a big space are mostly such
 /// shards (2×7 Loopover, 2,184 shards: level 1 took 261 s before, see
-/// BENCHMARKS.md).
+/// docs/history.md).
 fn reaches_nothing(gathered: &Gathered, zeros: &Bits) -> bool {
     // Sources the chunk index shows empty are all one shared buffer.
     gathered.sources.iter().all(|(_, w)| w.same(zeros))

@@ -26,7 +26,7 @@
 //!   reads the others' share once. With less memory a share of the input
 //!   lookups misses: 0.4 × (1 − memory / frontier), fitted to three
 //!   out-of-core runs (hit rates 0.82, 0.83 and 0.857 at 0.55, 0.68 and
-//!   0.77 of a level in memory; BENCHMARKS.md), each miss reading one
+//!   0.77 of a level in memory; docs/history.md), each miss reading one
 //!   compressed shard.
 //! - A level's wall time is compute plus I/O (no overlap assumed).
 

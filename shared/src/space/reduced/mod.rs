@@ -40,7 +40,7 @@ pub const STEP_TABLE_BYTES: u64 = 256 << 20;
 /// symmetries are used. Per stored bit the reduced kernel took 3 to 3.6
 /// times as long as the block layout per state (lrx:11 and
 /// cyclic-coxeter:11 reduced by 2: 4.05 s and 2.71 s against 2.26 s and
-/// 1.81 s; BENCHMARKS.md, "Symmetries found, not declared"). Declared and
+/// 1.81 s; docs/history.md, "Symmetries found, not declared"). Declared and
 /// built-in symmetries are used from a 10% saving on, as they always were.
 pub const FOUND_MIN_REDUCTION: u128 = 4;
 
@@ -49,7 +49,7 @@ pub const FOUND_MIN_REDUCTION: u128 = 4;
 /// the reduced path is then the one the small families' tests check
 /// (N ≤ 8). Not above: the reduced path's set-up costs more than it saves
 /// on small spaces (lo33's 181,440 states, reduced 3-fold: 0.16 s and
-/// 33 MiB against 0.04 s and 10 MiB unreduced; BENCHMARKS.md).
+/// 33 MiB against 0.04 s and 10 MiB unreduced; docs/history.md).
 pub const FOUND_FAST_ANYWAY: u128 = 1 << 16;
 
 /// The reduced state space of a job.

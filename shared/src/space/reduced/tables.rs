@@ -5,7 +5,7 @@
 //! target digit, not on the shard: on `loopover:3x5` a level needs 282,000
 //! maps (12,841 shards × 22 moves) but only a few hundred distinct inner
 //! tables of 14,400 entries. Building them per map cost 5–20 s per level
-//! before any state was expanded; see BENCHMARKS.md.
+//! before any state was expanded; see docs/history.md.
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -174,7 +174,7 @@ fn coded_and_guarded_puzzles_are_not_searched() {
 }
 
 /// Prints how long the search takes on the largest families (run with
-/// `--ignored --nocapture`; BENCHMARKS.md records the numbers).
+/// `--ignored --nocapture`; docs/history.md records the numbers).
 #[test]
 #[ignore]
 fn timings() {
