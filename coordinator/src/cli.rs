@@ -174,6 +174,11 @@ pub struct RunArgs {
     /// else the system temp dir].
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
+    /// Whether TMPDIR was set when the arguments were read: a user who
+    /// chose a temp dir gets it, not /dev/shm (read here, with the
+    /// arguments, so that no code below the commands reads the environment).
+    #[arg(skip = std::env::var_os("TMPDIR").is_some())]
+    pub tmpdir_set: bool,
     /// Which levels stay on disk: `all`; `every:K` (K = 2..4: the two live levels and every
     /// K-th, about 1/K of the disk, antipodes still get shortest words); or `last2` (what the
     /// next level reads and the small early levels, up to 1/8 of a raw level in all; smallest

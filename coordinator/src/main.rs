@@ -24,7 +24,7 @@ fn main() {
         cli::Command::Serve(_) => "info",
         _ => "warn",
     };
-    if let Err(e) = cayley_worker::logging::init(default_log) {
+    if let Err(e) = cayley_worker::logging::init(default_log, std::env::var("RUST_LOG").ok()) {
         eprintln!("error: {:#}", e);
         std::process::exit(1);
     }

@@ -7,12 +7,13 @@
 use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
-/// Installs the subscriber; `default` is the filter when `RUST_LOG` is
-/// unset or empty (an invalid `RUST_LOG` is refused: the caller prints it
-/// as the usual `error:` line). Call once, at the top of `main`.
-pub fn init(default: &str) -> anyhow::Result<()> {
-    let filter = match std::env::var("RUST_LOG") {
-        Ok(given) if !given.trim().is_empty() => EnvFilter::try_new(&given)
+/// Installs the subscriber; `rust_log` is the `RUST_LOG` variable, which
+/// `main` reads, and `default` the filter when it is unset or empty (an
+/// invalid one is refused: the caller prints it as the usual `error:`
+/// line). Call once, at the top of `main`.
+pub fn init(default: &str, rust_log: Option<String>) -> anyhow::Result<()> {
+    let filter = match rust_log {
+        Some(given) if !given.trim().is_empty() => EnvFilter::try_new(&given)
             .map_err(|e| anyhow::anyhow!("RUST_LOG={:?} is not a log filter: {}", given, e))?,
         _ => EnvFilter::new(default),
     };

@@ -64,7 +64,7 @@ struct Args {
 #[tokio::main]
 async fn main() {
     let args: Args = cayley_worker::args::parse_args();
-    if let Err(e) = cayley_worker::logging::init("info") {
+    if let Err(e) = cayley_worker::logging::init("info", std::env::var("RUST_LOG").ok()) {
         eprintln!("error: {:#}", e);
         std::process::exit(1);
     }

@@ -37,7 +37,7 @@ fn scratch_of(args: &RunArgs, job: &Job) -> PathBuf {
             .of(shm)
             .is_some_and(|free| free as u128 >= 4 * need)
     };
-    if need <= SMALL_CHECKPOINT_BYTES && std::env::var_os("TMPDIR").is_none() && shm.is_dir() && fits() {
+    if need <= SMALL_CHECKPOINT_BYTES && !args.tmpdir_set && shm.is_dir() && fits() {
         return shm.to_path_buf();
     }
     std::env::temp_dir()
