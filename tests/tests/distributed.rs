@@ -64,8 +64,8 @@ fn a_worker_killed_mid_level_does_not_change_the_table() {
 
 /// A worker holds two leases at once (the next task starts on the threads
 /// the first no longer needs). Stopped past its lease period, it loses
-/// them mid-computation; resumed, its reports are refused, it drops those
-/// tasks and goes on with new ones, and the table stands.
+/// them mid-computation; resumed, it drops those tasks or has their
+/// reports refused, goes on with new ones, and the table stands.
 #[test]
 fn a_worker_paused_past_its_leases_drops_the_tasks_in_flight_and_goes_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -89,8 +89,11 @@ fn a_worker_paused_past_its_leases_drops_the_tasks_in_flight_and_goes_on() {
     signal(&paused, libc::SIGCONT);
     let (ok, err) = worker_output(paused, LONG);
     assert!(ok, "the paused worker failed: {}", err);
-    let dropped = err.matches("dropped task").count();
-    assert!(dropped >= 1, "no task was dropped: {}", err);
+    // Its lease gone, a task in flight is either dropped when the worker
+    // hears so, or finished and its report refused: either way the worker
+    // goes on, and the table below stands.
+    let lost = err.matches("dropped task").count() + err.matches("did not accept task").count();
+    assert!(lost >= 1, "no task in flight was dropped or refused: {}", err);
     let (ok, err) = worker_output(steady, LONG);
     assert!(ok, "{}", err);
     assert_eq!(
