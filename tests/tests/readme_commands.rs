@@ -1,4 +1,4 @@
-//! Every command line of README.md, run as written: the ones a user types
+//! Every command line of README.md and docs/guide.md, run as written: the ones a user types
 //! on one machine from the repository root (in a test directory where
 //! `tests/` is this repository's, so results land in the test's own
 //! `cayley-out/`), and the cluster's three lines with their placeholders
@@ -21,11 +21,16 @@ fn repository() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root")
 }
 
-/// README.md's indented command lines that are not the synopsis.
+/// README.md's indented command lines that are not the synopsis, and those
+/// of docs/guide.md that README does not have.
 fn readme_commands() -> Vec<String> {
-    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
-    readme
-        .lines()
+    let mut text = String::new();
+    for doc in ["README.md", "docs/guide.md"] {
+        text += &std::fs::read_to_string(repository().join(doc)).unwrap();
+        text.push('\n');
+    }
+    let mut seen = std::collections::HashSet::new();
+    text.lines()
         .filter(|l| l.starts_with("    "))
         .map(str::trim)
         .filter(|l| {
@@ -34,6 +39,7 @@ fn readme_commands() -> Vec<String> {
                 .any(|p| l.starts_with(p))
         })
         .filter(|l| !l.contains('<') && !l.contains('['))
+        .filter(|l| seen.insert(l.to_string()))
         .map(String::from)
         .collect()
 }
@@ -61,7 +67,7 @@ fn check_result(dir: &Path) {
 }
 
 #[test]
-fn every_command_line_of_the_readme_runs_as_written() {
+fn every_command_line_of_the_readme_and_the_guide_runs_as_written() {
     let commands = readme_commands();
     let cargo: Vec<&String> = commands.iter().filter(|l| l.starts_with("cargo ")).collect();
     assert_eq!(cargo.len(), 2, "{:?}", cargo);
