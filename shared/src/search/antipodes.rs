@@ -31,6 +31,10 @@ pub trait LevelSource: Sync {
 /// coordinator's memory must not grow with the space.
 const WALK_SHARDS: usize = 32;
 
+/// Raw bytes of a level above which a one-move step is grouped by shard
+/// even when the level has few shards (see [`find_antipodes`]).
+const WALK_GROUPED_BYTES: u64 = 16 << 20;
+
 /// The walk gave up: it tested as many states for membership in a kept
 /// level as it was allowed to ([`find_antipodes`]'s `max_probes`).
 #[derive(Debug, thiserror::Error)]
@@ -57,14 +61,14 @@ pub const SHARD_LOAD_TESTS: u64 = 1 << 12;
 /// move changes the depth by more than one. With every level kept, that is
 /// one move at a time.
 ///
-/// Walkers go side by side on the current rayon pool. On a level of more
-/// shards than a thread holds, a one-move step tests the walkers'
-/// neighbours together, grouped by the shard they fall in, so each shard is
-/// read once per round whatever the number of walkers (the 4×4 Loopover's
-/// 124 walkers had read a shard for most of their neighbours, one walker
-/// after another: 178 s on two cores). Otherwise, and for longer steps,
-/// each walker's words are searched depth first, a run of neighbouring
-/// walkers per thread sharing that thread's shards.
+/// Walkers go side by side on the current rayon pool. On a level of many
+/// or big shards, a one-move step tests the walkers' neighbours together,
+/// grouped by the shard they fall in, so each shard is read once per round
+/// whatever the number of walkers (the 4×4 Loopover's 124 walkers had read
+/// a shard for most of their neighbours, one walker after another: 178 s
+/// on two cores). Otherwise, and for longer steps, each walker's words are
+/// searched depth first, a run of neighbouring walkers per thread sharing
+/// that thread's shards.
 pub fn find_antipodes(
     job: &Job,
     source: &dyn LevelSource,
@@ -90,9 +94,17 @@ pub fn find_antipodes(
     while d > 0 {
         let target = (0..d).rev().find(|&l| l == 0 || kept(l)).unwrap_or(0);
         let stride = d - target;
-        // Grouping by shard pays when a level has more shards than a
-        // thread holds: every thread would otherwise read most of them.
-        if stride == 1 && job.space.shards() > WALK_SHARDS as u64 {
+        // One move, on a level of many or big shards: grouped by shard,
+        // each shard read once a round for all walkers. Depth first, the
+        // walkers' runs (four per thread) each read the shards their
+        // neighbours fall in: on the 2×6 unreduced (12 shards of 5 MiB a
+        // level) every shard of every level once per run, 1.2–1.5 s of a
+        // 7.8 s job at two threads (0.6–0.9 s grouped). On a small level
+        // those reads cost less than sorting the candidates
+        // (`transpositions:9 --no-symmetry`'s 40,320 walkers: 0.5 s depth
+        // first, 0.8 s grouped).
+        let level_bytes = job.space.shards() * job.space.shard_bytes();
+        if stride == 1 && (job.space.shards() > WALK_SHARDS as u64 || level_bytes > WALK_GROUPED_BYTES) {
             step_grouped(job, source, target, &mut walkers, &budget)?;
         } else {
             step_each(job, source, target, stride, &mut walkers, &budget)?;
