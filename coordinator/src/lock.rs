@@ -177,14 +177,15 @@ pub fn refuse_unrelated_files(dir: &Path, out: Option<&Path>) -> anyhow::Result<
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(());
     };
-    // A checkpoint's own names (a run stopped before its manifest was
-    // written leaves the lock and the levels folder).
     // A checkpoint (it has a manifest) is judged by the commands that
-    // resume it or refuse to start over it. The result folder may live
-    // inside the checkpoint, as docs/cluster.md's example puts it.
+    // resume it or refuse to start over it.
     if dir.join(MANIFEST_FILE).exists() {
         return Ok(());
     }
+    // A checkpoint's own names (a run stopped before its manifest was
+    // written leaves the lock and the levels folder), and the result
+    // folder, which may live inside the checkpoint as docs/cluster.md's
+    // example puts it.
     let out = out.and_then(|o| std::path::absolute(o).ok());
     let ours = |path: &Path, name: &str| {
         name.starts_with(MANIFEST_FILE)

@@ -49,16 +49,7 @@ fn scratch_of(args: &RunArgs, job: &Job) -> PathBuf {
 pub fn run(mut args: RunArgs) -> anyhow::Result<Finished> {
     args.local.check_here()?;
     if let Some(dir) = &args.checkpoint_dir {
-        crate::lock::refuse_unrelated_files(dir, args.local.out.as_deref())?;
-        // Refused again under the lock (a run may start there meanwhile);
-        // here, before anything is written, the lock file included.
-        if dir.is_dir() {
-            // A directory in use is refused as such (its lock read, not
-            // taken), whatever it holds.
-            let existing = CheckpointDir::existing(dir);
-            OwnerLock::refuse_if_held(&existing)?;
-            refuse_existing_checkpoint(dir, load_manifest(&existing)?)?;
-        }
+        refuse_checkpoint_dir(dir, args.local.out.as_deref())?;
     }
     let mut job = plan_job(&args.puzzle)?;
     args.keep_levels.check_for(&job)?;
@@ -106,6 +97,20 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<Finished> {
             Err(e)
         }
     }
+}
+
+/// Refuses, before anything is written (the lock file included), a
+/// `--checkpoint-dir` that is a file, holds unrelated files, is in use
+/// (its lock read, not taken) or holds a checkpoint. The last two are
+/// checked again under the lock, as a run may start there meanwhile.
+fn refuse_checkpoint_dir(dir: &Path, out: Option<&Path>) -> anyhow::Result<()> {
+    crate::lock::refuse_unrelated_files(dir, out)?;
+    if dir.is_dir() {
+        let existing = CheckpointDir::existing(dir);
+        OwnerLock::refuse_if_held(&existing)?;
+        refuse_existing_checkpoint(dir, load_manifest(&existing)?)?;
+    }
+    Ok(())
 }
 
 /// Refuses a `--checkpoint-dir` that holds the manifest `found`.

@@ -38,8 +38,8 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // A folder given is made and checked before anything else, and removed
     // again (if this made it) when the job is refused; so is a checkpoint
     // directory this made.
-    let given = args.out.as_deref().map(OutDir::prepare).transpose()?;
     let before = Before::look(&args.checkpoint_dir);
+    let given = args.out.as_deref().map(OutDir::prepare).transpose()?;
     let opened = open(&args, given.as_ref().map(|o| o.path.clone()));
     let Opened {
         checkpoint,
