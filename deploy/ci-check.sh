@@ -82,6 +82,8 @@ stop_all() {
   if command -v podman >/dev/null; then
     podman ps -a -q --filter label=cayley-deploy-check | xargs -r podman rm -f >/dev/null 2>&1
     podman ps -a -q --filter label=com.docker.compose.project=cayley-deploy-check | xargs -r podman rm -f >/dev/null 2>&1
+    # docs/cluster.md's containers, run as written, carry no label.
+    podman ps -a -q --filter ancestor="$IMAGE" | xargs -r podman rm -f >/dev/null 2>&1
     podman rmi -f "$IMAGE" >/dev/null 2>&1 && log "removed the containers and $IMAGE"
   fi
   if [ "$FAILED" != 0 ] || [ "${DEPLOY_CHECK_KEEP:-}" = 1 ]; then
@@ -611,6 +613,60 @@ kube_commands() {
   expect_published 2x5 "$dir/data/out/depths.csv"
 }
 
+# ================================================================ the docs, as written
+# The indented block of docs/cluster.md that holds the line MARKER, without
+# its indent: the commands a reader copies.
+doc_block() {
+  python3 - "$REPO/docs/cluster.md" "$1" <<'EOF'
+import sys
+text, marker = open(sys.argv[1]).read(), sys.argv[2]
+blocks, block = [], []
+for line in text.splitlines() + [""]:
+    if line.startswith("    "):
+        block.append(line[4:])
+    elif block:
+        blocks.append(block)
+        block = []
+found = [b for b in blocks if any(marker in l for l in b)]
+assert len(found) == 1, f"{len(found)} blocks of docs/cluster.md hold {marker!r}"
+print("\n".join(found[0]))
+EOF
+}
+
+# Runs a block of docs/cluster.md from the repository root with bash, its
+# placeholders $DATA and $PORT set; its output goes to LOG.
+run_doc_block() { # MARKER DATA PORT LOG
+  local block
+  block=$(doc_block "$1")
+  echo "$block" | sed 's/^/    | /'
+  (cd "$REPO" && DATA=$2 PORT=$3 PATH="$VENV/bin:$PATH" timeout 300 bash -euo pipefail -c "$block") > "$4" 2>&1 ||
+    { tail -40 "$4" >&2; fail "the commands of docs/cluster.md failed"; }
+}
+
+# The container and compose commands of docs/cluster.md, exactly as written
+# there: build the image and run one job; a coordinator and a worker
+# container; podman-compose up. (The Slurm lines need several nodes and the
+# Kubernetes ones a cluster: the checks above run those files instead.)
+doc_commands() {
+  local dir=$CT/docs port c
+  mkdir -p "$dir"
+  rm -rf /tmp/cayley-image
+  run_doc_block "run loopover:3x3 -q --out /data/out" "$dir/run" "" "$dir/run.log"
+  rm -rf /tmp/cayley-image
+  expect_published 3x3 "$dir/run/out/depths.csv"
+  port=$(free_port)
+  data_dir "$dir/pair"
+  run_doc_block "--entrypoint cayley-worker" "$dir/pair" "$port" "$dir/pair.log"
+  c=$(head -n 1 "$dir/pair.log")
+  [ "$(podman wait "$c")" = 0 ] || { podman logs "$c" >&2; podman rm -f "$c" > /dev/null; fail "the coordinator failed"; }
+  podman rm "$c" > /dev/null
+  expect_published 2x5 "$dir/pair/out/depths.csv"
+  port=$(free_port)
+  run_doc_block "podman-compose -p" "$dir/compose" "$port" "$dir/compose.log"
+  "$VENV/bin/podman-compose" -p cayley-deploy-check -f "$REPO/deploy/docker-compose.yml" down > /dev/null 2>&1
+  expect_published 2x5 "$dir/compose/out/depths.csv"
+}
+
 if need_containers; then
   check "container: deploy/Dockerfile builds offline from host binaries" container_build
 fi
@@ -624,6 +680,9 @@ fi
 if want kubernetes; then
   check "kubernetes: schema (kubernetes-validate --strict) and consistency (check.py)" kube_validate
   check "kubernetes: the manifests' container commands in the image (loopback), table = published" kube_commands
+fi
+if want container && want compose; then
+  check "docs/cluster.md: its container and compose commands as written, tables = published" doc_commands
 fi
 
 finish

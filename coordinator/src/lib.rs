@@ -3,18 +3,18 @@
 //! process: [`commands::run::run`]) rather than a driver of their own.
 //!
 //! `commands/` holds one module per subcommand; the other modules are the
-//! infrastructure they share: `cli` (arguments), `job` (a job from its
-//! arguments or its manifest), `local` (the coordinator and workers in one
-//! process), `server/` (the gRPC coordinator), `manifest`, `lock`, `out`,
-//! `progress`, `result` and `svg`.
+//! infrastructure they share: `cli` (arguments), `planning` (a job's
+//! [`planning::Plan`], from its arguments or its manifest), `local` (the
+//! coordinator and workers in one process), `server/` (the gRPC
+//! coordinator), `manifest`, `lock`, `out`, `progress`, `result` and `svg`.
 
 pub mod cli;
 pub mod commands;
-pub mod job;
 pub mod local;
 pub mod lock;
 pub mod manifest;
 pub mod out;
+pub mod planning;
 pub mod progress;
 pub mod result;
 pub mod server;

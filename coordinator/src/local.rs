@@ -3,6 +3,7 @@
 
 use crate::cli::LocalArgs;
 use crate::manifest::Manifest;
+use crate::planning::Plan;
 use crate::progress::LevelBars;
 use crate::result::RunResult;
 use crate::server::finish::result_and_antipodes_of;
@@ -12,7 +13,6 @@ use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::WriteOptions;
 use cayley_shared::job::Job;
 use cayley_shared::search::antipodes::Antipode;
-use cayley_shared::search::resources::{check_budget, default_budget};
 use cayley_shared::units::human_bytes;
 use cayley_worker::{run_worker, WorkerConfig};
 use std::path::{Path, PathBuf};
@@ -21,8 +21,8 @@ use tokio::task::JoinSet;
 
 /// A job to run here.
 pub struct LocalJob {
-    /// The job as planned.
-    pub job: Job,
+    /// The job as planned, with its workers' budget.
+    pub plan: Plan,
     /// Its checkpoint, created and owned.
     pub checkpoint: CheckpointDir,
     /// Manifest to start from when the checkpoint holds none.
@@ -87,14 +87,6 @@ pub fn run_local(mut task: LocalJob) -> anyhow::Result<Finished> {
     }
 }
 
-/// Memory budget of each in-process worker.
-pub fn local_budget(local: &LocalArgs) -> u64 {
-    let workers = local.workers as usize;
-    local
-        .memory
-        .map_or_else(|| default_budget(workers), |m| m / workers as u64)
-}
-
 /// A fresh random cluster token.
 pub fn random_token() -> String {
     use rand::Rng;
@@ -104,7 +96,7 @@ pub fn random_token() -> String {
 
 async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
     let LocalJob {
-        job,
+        plan,
         checkpoint,
         fresh,
         out,
@@ -113,8 +105,11 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
         ..
     } = task;
     let workers = local.workers as usize;
-    let per_worker = local_budget(&local);
-    check_budget(&job, per_worker)?;
+    // Planned for workers here, refused by the command when too small.
+    let Some(per_worker) = plan.worker_budget else {
+        anyhow::bail!("the job was planned for workers on other machines, not in this process");
+    };
+    let job = plan.job;
     // Before the job state opens: on a terminal it draws the first
     // level's bar, which the header would otherwise share a line with.
     if !local.quiet && !fresh.finished {

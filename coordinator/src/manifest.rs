@@ -488,3 +488,33 @@ pub fn check_files_belong(dir: &CheckpointDir, manifest: &Manifest, fingerprint:
 
 #[cfg(test)]
 mod fuzz_tests;
+
+/// A setting `resume` (or `serve --resume`) takes from the command line
+/// when given (recording it for the next resume), else from the manifest,
+/// saying so unless quiet; `(what, option)` name it in that message.
+/// `None` when neither has one.
+pub fn kept_or_given<T: Clone>(
+    given: Option<T>,
+    recorded: &mut Option<T>,
+    (what, option): (&str, &str),
+    quiet: bool,
+    show: impl Fn(&T) -> String,
+) -> Option<T> {
+    match given {
+        Some(value) => {
+            *recorded = Some(value.clone());
+            Some(value)
+        }
+        None => {
+            if let (Some(value), false) = (recorded.as_ref(), quiet) {
+                eprintln!(
+                    "{} {}, as the job was started ({} changes it)",
+                    what,
+                    show(value),
+                    option
+                );
+            }
+            recorded.clone()
+        }
+    }
+}

@@ -492,7 +492,7 @@ fn info_says_when_a_budget_is_too_small() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success());
     assert!(
-        text.contains("8 B is too small: `cayley run` refuses a budget below"),
+        text.contains("`cayley run` refuses it: a memory budget of 8 B is too small"),
         "{}",
         text
     );

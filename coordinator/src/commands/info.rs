@@ -1,14 +1,14 @@
 //! `cayley info`: what a run of a puzzle involves.
 
 use crate::cli::InfoArgs;
-use crate::job::{parse_args_puzzle, refuse_shard_pieces_when_reduced};
+use crate::planning::{parse_args_puzzle, Machine, Options, Plan, Workers};
 use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::group::{order_of_points, puzzle_group_order};
 use cayley_shared::puzzle::symmetry::find_symmetries;
 use cayley_shared::puzzle::symmetry::oriented::find_oriented_symmetries;
 use cayley_shared::puzzle::{split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError};
-use cayley_shared::search::resources::{check_memory_here, default_budget, requirements, FreeSpace};
+use cayley_shared::search::resources::{check_memory_here, FreeSpace};
 use cayley_shared::space::Space;
 use cayley_shared::units::human_bytes;
 use std::path::Path;
@@ -64,11 +64,16 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
         println!("reachable    {}", reachable);
     }
     print_found_symmetries(p);
-    let job = match Job::new(puzzle, args.puzzle.shard_pieces) {
-        Ok(job) => {
-            refuse_shard_pieces_when_reduced(&job, &args.puzzle)?;
-            job.with_chunk_shards(args.puzzle.chunk_shards)
-        }
+    let options = Options {
+        workers: Workers::Here {
+            count: 1,
+            memory: args.memory,
+        },
+        keep: KeepLevels::All,
+        max_depth: args.max_depth,
+    };
+    let plan = match Plan::for_puzzle(puzzle, &args.puzzle, options, &Machine::here()) {
+        Ok(plan) => plan,
         // Without a shard plan asked for, only size stops the planning: the
         // group part above is the answer.
         Err(e) if args.puzzle.shard_pieces.is_none() => {
@@ -77,15 +82,19 @@ pub fn info(args: InfoArgs) -> anyhow::Result<()> {
         }
         Err(e) => return Err(e),
     };
+    let job = &plan.job;
     if job.puzzle.coding.is_some() {
         match job.reachable_states {
             Some(r) => println!("positions    {} (counted without searching)", r),
             None => println!("positions    not known in advance: the search ends at its first empty level"),
         }
     }
-    print_plan(&job);
+    print_plan(job);
+    if let Some(note) = plan.replaced_note() {
+        println!("             {}", note);
+    }
     let dir = args.checkpoint_dir.clone().unwrap_or_else(|| ".".into());
-    print_resources(&job, args.memory, &dir, args.max_depth, args.fault.free_space());
+    print_resources(&plan, &dir, args.fault.free_space());
     Ok(())
 }
 
@@ -297,9 +306,10 @@ fn grouped(n: u128) -> String {
 }
 
 /// Memory per worker, files and disk, and whether this machine can run it.
-fn print_resources(job: &Job, memory: Option<u64>, checkpoint: &Path, max_depth: Option<u32>, free: FreeSpace) {
-    let req = requirements(job);
-    let budget = memory.unwrap_or_else(|| default_budget(1));
+fn print_resources(plan: &Plan, checkpoint: &Path, free: FreeSpace) {
+    let (job, req) = (&plan.job, &plan.needs);
+    let budget = plan.worker_budget.unwrap_or(0);
+    let max_depth = plan.options.max_depth;
     println!(
         "tasks        {} chunk files per level ({} shards each), {} per level raw",
         req.chunks,
@@ -309,17 +319,18 @@ fn print_resources(job: &Job, memory: Option<u64>, checkpoint: &Path, max_depth:
     println!(
         "memory       {} per worker here ({}); at least {} (one task: its shards' sources of {} each, plus {} of tables)",
         human_bytes(budget as u128),
-        if memory.is_some() { "--memory" } else { "60% of the memory available" },
+        if let Workers::Here { memory: Some(_), .. } = plan.options.workers {
+            "--memory"
+        } else {
+            "60% of the memory available"
+        },
         human_bytes(req.min_worker_bytes as u128),
         human_bytes(req.shard_bytes as u128),
         human_bytes(req.table_bytes as u128),
     );
-    if budget < req.min_worker_bytes {
-        println!(
-            "             {} is too small: `cayley run` refuses a budget below {}",
-            human_bytes(budget as u128),
-            human_bytes(req.min_worker_bytes as u128)
-        );
+    // What `cayley run` would refuse, in its words.
+    for refusal in &plan.refusals {
+        println!("             `cayley run` refuses it: {}", refusal);
     }
     let whole_level = req.level_bytes + req.table_bytes as u128;
     println!(
@@ -328,7 +339,7 @@ fn print_resources(job: &Job, memory: Option<u64>, checkpoint: &Path, max_depth:
     );
     let free = free.of(checkpoint);
     for keep in [KeepLevels::All, KeepLevels::Every(3), KeepLevels::Last2] {
-        let need = req.disk_bytes_to(keep, max_depth);
+        let need = plan.disk_bytes(keep);
         println!(
             "disk         --keep-levels {:<7} about {} of checkpoint{}{}",
             keep.name(),

@@ -10,14 +10,14 @@
 pub mod model;
 
 use crate::cli::PlanArgs;
-use crate::job::plan_job;
+use crate::planning::{Machine, Options, Plan, Workers};
 use anyhow::Context;
 use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::job::Job;
 use cayley_shared::kernel::context::SearchContext;
 use cayley_shared::search::calibrate::{measure_disk, measure_zstd, DiskRates, KernelProbe, ZstdSample};
 use cayley_shared::search::levels::modelled_levels;
-use cayley_shared::search::resources::{default_budget, requirements, stored_per_state};
+use cayley_shared::search::resources::stored_per_state;
 use cayley_shared::units::human_bytes;
 use model::{project, Cluster, LevelCost, Rates, Shape};
 use std::path::{Path, PathBuf};
@@ -29,11 +29,22 @@ const DENSITIES: [f64; 7] = [1e-6, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5];
 /// Measures this machine and prints the projected time of the job on the
 /// cluster `args` describes, level by level.
 pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
-    let job = plan_job(&args.puzzle)?;
+    // The node's memory is the one worker's budget; a plan this machine
+    // would refuse is still projected, as it may run on the cluster.
+    let options = Options {
+        workers: Workers::Here {
+            count: 1,
+            memory: args.memory,
+        },
+        keep: KeepLevels::All,
+        max_depth: None,
+    };
+    let plan = Plan::new(&args.puzzle, options, &Machine::here())?;
+    let job = &plan.job;
     let dir = args.checkpoint_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let counted = match &args.levels {
-        Some(file) => counted_levels(file, &job)?,
-        None => counted_levels(&dir.join("manifest.json"), &job).unwrap_or_default(),
+        Some(file) => counted_levels(file, job)?,
+        None => counted_levels(&dir.join("manifest.json"), job).unwrap_or_default(),
     };
     let sum: u128 = counted.iter().map(|&c| c as u128).sum();
     if counted.first().is_some_and(|&c| c != 1) || job.reachable_states.is_some_and(|r| sum > r) {
@@ -44,18 +55,18 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
             job.reachable_text()
         );
     }
-    let Some(states) = modelled_levels(&job, &counted) else {
+    let Some(states) = modelled_levels(job, &counted) else {
         anyhow::bail!(
             "no level model for '{}': it has guarded moves (no counting bound) or an unknown state count; give the counts of its first levels with --levels",
             job.puzzle.spec
         );
     };
-    let req = requirements(&job);
+    let req = &plan.needs;
     let here = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     let cluster = Cluster {
         nodes: args.nodes as f64,
         cores: args.cores.map_or(here, f64::from),
-        memory: args.memory.unwrap_or_else(|| default_budget(1)) as f64,
+        memory: plan.worker_budget.unwrap_or(0) as f64,
     };
     println!("puzzle       {} ({} metric)", job.puzzle.spec, job.puzzle.metric);
     println!(
@@ -83,7 +94,7 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
         cluster.cores,
         human_bytes(cluster.memory as u128)
     );
-    let scale = stored_per_state(&job);
+    let scale = stored_per_state(job);
     let stored: Vec<f64> = states.iter().map(|s| s * scale).collect();
     let shape = Shape {
         shards: req.shards as f64,

@@ -2,11 +2,11 @@
 //! checkpoint directory.
 
 use crate::cli::ResumeArgs;
-use crate::job::{job_of_manifest, kept_or_given};
 use crate::local::{run_local, LocalJob};
 use crate::lock::OwnerLock;
-use crate::manifest::{load_manifest, save_manifest};
+use crate::manifest::{kept_or_given, load_manifest, save_manifest};
 use crate::out::{default_out_dir, OutDir};
+use crate::planning::{Machine, Plan, Workers};
 use cayley_shared::files::checkpoint::{CheckpointDir, MANIFEST_FILE};
 use cayley_shared::units::human_bytes;
 
@@ -47,13 +47,18 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         .or_else(|| peek.out.clone())
         .unwrap_or_else(|| default_out_dir(&peek.job.puzzle, &peek.job.metric));
     let out = OutDir::prepare(&out_path)?;
+    let workers = Workers::Here {
+        count: local.workers,
+        memory: local.memory,
+    };
     let opened = OwnerLock::acquire(&checkpoint).and_then(|owner| {
         let manifest = load_manifest(&checkpoint)?.ok_or_else(not_a_checkpoint)?;
-        let job = job_of_manifest(&manifest)?;
-        manifest.check_matches(&job, dir)?;
-        Ok((owner, manifest, job))
+        let plan = Plan::resumed(&manifest, workers, &Machine::here())?;
+        manifest.check_matches(&plan.job, dir)?;
+        plan.refuse()?;
+        Ok((owner, manifest, plan))
     });
-    let (_owner, mut manifest, job) = match opened {
+    let (_owner, mut manifest, plan) = match opened {
         Ok(opened) => opened,
         Err(e) => {
             out.discard();
@@ -100,7 +105,7 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
     // finished, as the run would have.
     let temporary = manifest.temporary.then(|| dir.clone());
     run_local(LocalJob {
-        job,
+        plan,
         checkpoint,
         fresh: manifest,
         temporary: temporary.clone(),

@@ -1,15 +1,13 @@
 //! `cayley run`: a whole job on this machine.
 
 use crate::cli::RunArgs;
-use crate::job::plan_job;
 use crate::local::{run_local, Finished, LocalJob};
 use crate::lock::OwnerLock;
 use crate::manifest::{load_manifest, Manifest};
 use crate::out::{default_out_dir, OutDir};
+use crate::planning::{Machine, Options, Plan, Workers};
 use cayley_shared::files::checkpoint::CheckpointDir;
-use cayley_shared::job::Job;
 use cayley_shared::puzzle::spec_file_text;
-use cayley_shared::search::resources::{check_disk, requirements};
 use std::path::{Path, PathBuf};
 
 /// A temporary checkpoint estimated at no more than this goes to shared
@@ -25,12 +23,12 @@ const SMALL_CHECKPOINT_BYTES: u128 = 64 << 20;
 /// half of lo33's run while other processes wrote to the disk (28.7 ms
 /// against 15.3 ms on /dev/shm; docs/history.md, "Set-up sized to the
 /// puzzle").
-fn scratch_of(args: &RunArgs, job: &Job) -> PathBuf {
+fn scratch_of(args: &RunArgs, plan: &Plan) -> PathBuf {
     if let Some(dir) = &args.scratch {
         return dir.clone();
     }
     let shm = Path::new("/dev/shm");
-    let need = requirements(job).disk_bytes_to(args.keep_levels, args.max_depth);
+    let need = plan.disk_need();
     let fits = || {
         args.fault
             .free_space()
@@ -43,54 +41,37 @@ fn scratch_of(args: &RunArgs, job: &Job) -> PathBuf {
     std::env::temp_dir()
 }
 
-/// Plans the job, checks memory and disk, and runs it to the end with
-/// in-process workers, writing the results into the `--out` folder. The
-/// table tests call this too, with arguments parsed as the command line's.
-pub fn run(mut args: RunArgs) -> anyhow::Result<Finished> {
+/// Plans the job (refusing it when memory or the retention cannot hold
+/// it), checks the disk, and runs it to the end with in-process workers,
+/// writing the results into the `--out` folder. The table tests call this
+/// too, with arguments parsed as the command line's.
+pub fn run(args: RunArgs) -> anyhow::Result<Finished> {
     args.local.check_here()?;
     if let Some(dir) = &args.checkpoint_dir {
         refuse_checkpoint_dir(dir, args.local.out.as_deref())?;
     }
-    let mut job = plan_job(&args.puzzle)?;
-    args.keep_levels.check_for(&job)?;
-    let budget = crate::local::local_budget(&args.local);
-    if let Err(too_small) = cayley_shared::search::resources::check_budget(&job, budget) {
-        // A new job: a finer shard plan that fits is taken when the shard
-        // plan was left to cayley, and named when it was asked for.
-        match crate::job::finer_plan_fitting(&args.puzzle, &job, budget) {
-            Some(finer) if args.puzzle.shard_pieces.is_none() => {
-                if !args.local.quiet {
-                    eprintln!(
-                        "note: one task of the default shard plan needs at least {}, more than the budget of {}; planned with --shard-pieces {} instead ({})",
-                        cayley_shared::units::human_bytes(requirements(&job).min_worker_bytes as u128),
-                        cayley_shared::units::human_bytes(budget as u128),
-                        finer.shard_pieces,
-                        finer.describe
-                    );
-                }
-                args.puzzle.shard_pieces = Some(finer.shard_pieces);
-                job = plan_job(&args.puzzle)?;
-            }
-            Some(finer) => {
-                anyhow::bail!(
-                    "{}, or --shard-pieces {} ({})",
-                    too_small,
-                    finer.shard_pieces,
-                    finer.describe
-                )
-            }
-            None => return Err(anyhow::anyhow!("{}", too_small)),
-        }
+    let options = Options {
+        workers: Workers::Here {
+            count: args.local.workers,
+            memory: args.local.memory,
+        },
+        keep: args.keep_levels,
+        max_depth: args.max_depth,
+    };
+    let plan = Plan::new(&args.puzzle, options, &Machine::here())?;
+    plan.refuse()?;
+    if let (Some(note), false) = (plan.replaced_note(), args.local.quiet) {
+        eprintln!("{}", note);
     }
     let out_path = args
         .local
         .out
         .clone()
-        .unwrap_or_else(|| default_out_dir(&job.puzzle.spec, job.puzzle.metric.name()));
+        .unwrap_or_else(|| default_out_dir(&plan.job.puzzle.spec, plan.job.puzzle.metric.name()));
     let out = OutDir::prepare(&out_path)?;
     // Refused after the folder was made (the disk, a checkpoint in use):
     // the folder goes again if this made it.
-    match start(&args, job, &out.path) {
+    match start(&args, plan, &out.path) {
         Ok((task, _owner)) => run_local(task),
         Err(e) => {
             out.discard();
@@ -130,8 +111,8 @@ fn refuse_existing_checkpoint(dir: &Path, found: Option<Manifest>) -> anyhow::Re
 /// Checks the disk, creates and owns the checkpoint (temporary under
 /// `--scratch` unless `--checkpoint-dir` is given) and makes the job's
 /// first manifest; `out` is the result folder, already made.
-fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, OwnerLock)> {
-    let scratch = scratch_of(args, &job);
+fn start(args: &RunArgs, plan: Plan, out: &Path) -> anyhow::Result<(LocalJob, OwnerLock)> {
+    let scratch = scratch_of(args, &plan);
     // The disk check comes before anything else is created; a temporary
     // checkpoint lives under --scratch.
     let location = args.checkpoint_dir.clone().unwrap_or_else(|| scratch.clone());
@@ -143,14 +124,8 @@ fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, Owne
     };
     std::fs::create_dir_all(&location)
         .map_err(|e| anyhow::anyhow!("cannot create directory {} ({}): {}", location.display(), flag, e))?;
-    if let Err(refused) = check_disk(
-        &job,
-        &location,
-        args.keep_levels,
-        args.max_depth,
-        args.ignore_disk_check,
-        args.fault.free_space(),
-    ) {
+    let free = args.fault.free_space().of(&location);
+    if let Err(refused) = plan.check_disk(&location, free, args.ignore_disk_check) {
         if !existed {
             // Made only to ask its filesystem; a refused run leaves nothing.
             let _ = std::fs::remove_dir(&location);
@@ -183,8 +158,8 @@ fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, Owne
     // A temporary checkpoint is deleted after success: no fsyncs (see
     // `WriteOptions::durable`), neither the coordinator's nor its workers'.
     let write = args.local.fault.write_options(args.checkpoint_dir.is_some());
-    let definition = spec_file_text(&job.puzzle.spec)?;
-    let mut fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);
+    let definition = spec_file_text(&plan.job.puzzle.spec)?;
+    let mut fresh = Manifest::new(&plan.job, args.keep_levels, args.max_depth, definition);
     fresh.memory = args.local.memory;
     fresh.out = Some(out.to_path_buf());
     fresh.temporary = temporary.is_some();
@@ -193,7 +168,7 @@ fn start(args: &RunArgs, job: Job, out: &Path) -> anyhow::Result<(LocalJob, Owne
     // computed levels.
     let temporary = temporary.map(tempfile::TempDir::keep);
     let task = LocalJob {
-        job,
+        plan,
         checkpoint,
         fresh,
         temporary,

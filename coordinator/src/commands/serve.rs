@@ -1,11 +1,11 @@
 //! `cayley serve`: a coordinator for workers on other machines.
 
 use crate::cli::ServeArgs;
-use crate::job::{job_of_manifest, kept_or_given, plan_job};
 use crate::local::{print_summary, random_token};
 use crate::lock::OwnerLock;
-use crate::manifest::{load_manifest, save_manifest, Manifest};
+use crate::manifest::{kept_or_given, load_manifest, save_manifest, Manifest};
 use crate::out::OutDir;
+use crate::planning::{Machine, Options, Plan, Workers};
 use crate::progress::LevelBars;
 use crate::server::finish::result_of;
 use crate::server::state::{JobState, Phase};
@@ -14,7 +14,6 @@ use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::WriteOptions;
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::spec_file_text;
-use cayley_shared::search::resources::check_disk;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -194,7 +193,7 @@ fn open(args: &ServeArgs, given: Option<PathBuf>) -> anyhow::Result<Opened> {
                     args.puzzle.metric
                 );
             }
-            let job = job_of_manifest(&m)?;
+            let job = Plan::resumed(&m, Workers::Elsewhere, &Machine::here())?.job;
             let out = kept_or_given(given, &mut m.out, ("results go to", "--out"), args.quiet, |p| {
                 p.display().to_string()
             })
@@ -211,22 +210,21 @@ fn open(args: &ServeArgs, given: Option<PathBuf>) -> anyhow::Result<Opened> {
             (job, m, out)
         }
         None => {
-            let job = plan_job(&args.puzzle)?;
-            args.keep_levels.check_for(&job)?;
+            let options = Options {
+                workers: Workers::Elsewhere,
+                keep: args.keep_levels,
+                max_depth: args.max_depth,
+            };
+            let plan = Plan::new(&args.puzzle, options, &Machine::here())?;
+            plan.refuse()?;
             let out = given.ok_or_else(|| anyhow::anyhow!("--out is required for a new job"))?;
             let out = OutDir::prepare(&out)?;
-            check_disk(
-                &job,
-                checkpoint.root(),
-                args.keep_levels,
-                args.max_depth,
-                args.ignore_disk_check,
-                args.fault.free_space(),
-            )?;
-            let definition = spec_file_text(&job.puzzle.spec)?;
-            let mut fresh = Manifest::new(&job, args.keep_levels, args.max_depth, definition);
+            let location = checkpoint.root();
+            plan.check_disk(location, args.fault.free_space().of(location), args.ignore_disk_check)?;
+            let definition = spec_file_text(&plan.job.puzzle.spec)?;
+            let mut fresh = Manifest::new(&plan.job, args.keep_levels, args.max_depth, definition);
             fresh.out = Some(out.path.clone());
-            (job, fresh, out)
+            (plan.job, fresh, out)
         }
     };
     Ok(Opened {

@@ -26,7 +26,9 @@ use std::path::Path;
 mod cgroup;
 mod machine;
 
-pub use machine::{available_memory, check_memory_here, check_threads_here, cores_here, default_budget};
+pub use machine::{
+    available_memory, check_memory_here, check_threads_here, cores_here, default_budget, default_budget_of,
+};
 
 /// Share of the available memory a worker takes when no budget is given.
 pub const DEFAULT_MEMORY_SHARE: f64 = 0.6;
@@ -193,69 +195,52 @@ impl Requirements {
     }
 }
 
-/// Refuses a budget below what one task needs.
+/// Refuses a budget below what one task of `job` needs (a worker checks
+/// its own; the commands plan with [`Requirements::budget_shortfall`]).
 pub fn check_budget(job: &Job, budget: u64) -> anyhow::Result<()> {
-    let req = requirements(job);
-    if budget < req.min_worker_bytes {
-        anyhow::bail!(
-            "a memory budget of {} is too small for '{}': one task holds up to {} shards of {} plus {} of tables, at least {} in all; give --memory {} or more",
-            human_bytes(budget as u128),
-            job.puzzle.spec,
-            req.min_worker_bytes.saturating_sub(req.table_bytes) / req.shard_bytes.max(1),
-            human_bytes(req.shard_bytes as u128),
-            human_bytes(req.table_bytes as u128),
-            human_bytes(req.min_worker_bytes as u128),
-            human_bytes(req.min_worker_bytes as u128),
-        );
+    match requirements(job).budget_shortfall(&job.puzzle.spec, budget) {
+        Some(problem) => Err(anyhow::anyhow!(problem)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
-/// Refuses, before anything is computed, a checkpoint directory whose
-/// filesystem cannot hold what the retention keeps. The need is an upper
-/// bound (levels are planned at their raw size unless the depth limit
-/// bounds them), so with `ignore` a shortfall is only a warning: a disk
-/// that does fill up stops the job cleanly, and `resume` continues it.
-/// The free space is found as `free` says.
-pub fn check_disk(
-    job: &Job,
-    checkpoint: &Path,
-    keep: KeepLevels,
-    max_depth: Option<u32>,
-    ignore: bool,
-    free: FreeSpace,
-) -> anyhow::Result<()> {
-    let Some(problem) = disk_shortfall(job, checkpoint, keep, max_depth, free) else {
-        return Ok(());
-    };
-    if !ignore {
-        anyhow::bail!(
-            "{}, or --ignore-disk-check if you know the levels will be smaller",
-            problem
-        );
+impl Requirements {
+    /// Why a worker budget of `budget` cannot run one task of the puzzle
+    /// `spec`, naming the `--memory` that can; None when it fits.
+    pub fn budget_shortfall(&self, spec: &str, budget: u64) -> Option<String> {
+        (budget < self.min_worker_bytes).then(|| {
+            format!(
+                "a memory budget of {} is too small for '{}': one task holds up to {} shards of {} plus {} of tables, at least {} in all; give --memory {} or more",
+                human_bytes(budget as u128),
+                spec,
+                self.min_worker_bytes.saturating_sub(self.table_bytes) / self.shard_bytes.max(1),
+                human_bytes(self.shard_bytes as u128),
+                human_bytes(self.table_bytes as u128),
+                human_bytes(self.min_worker_bytes as u128),
+                human_bytes(self.min_worker_bytes as u128),
+            )
+        })
     }
-    tracing::warn!(
-        "{}; going on (--ignore-disk-check): if the disk fills up the job stops cleanly, and `cayley resume` continues it once there is room",
-        problem
-    );
-    Ok(())
-}
 
-/// What the disk lacks for the job, as a sentence, or None when it fits
-/// (or its free space cannot be read).
-fn disk_shortfall(
-    job: &Job,
-    checkpoint: &Path,
-    keep: KeepLevels,
-    max_depth: Option<u32>,
-    free: FreeSpace,
-) -> Option<String> {
-    let req = requirements(job);
-    let free = free.of(checkpoint)?;
-    let need = req.disk_bytes_to(keep, max_depth);
-    if (free as u128) < need {
+    /// What a checkpoint in `checkpoint`, with `free` bytes free, lacks for
+    /// `job` kept as `keep` to `max_depth`, as a sentence naming what fits;
+    /// None when it fits or the free space is unknown. The need is an
+    /// upper bound: levels are planned at their raw size unless the depth
+    /// limit bounds them.
+    pub fn disk_shortfall(
+        &self,
+        job: &Job,
+        checkpoint: &Path,
+        (keep, max_depth): (KeepLevels, Option<u32>),
+        free: Option<u64>,
+    ) -> Option<String> {
+        let free = free?;
+        let need = self.disk_bytes_to(keep, max_depth);
+        if (free as u128) >= need {
+            return None;
+        }
         // Only last2 is suggested: every:K is estimated at about all's size.
-        let last2 = req.disk_bytes_to(KeepLevels::Last2, max_depth);
+        let last2 = self.disk_bytes_to(KeepLevels::Last2, max_depth);
         let hint = if keep != KeepLevels::Last2 && (free as u128) >= last2 {
             format!(
                 "; --keep-levels last2 needs about {} and fits (antipodes then get words only when its kept early levels reach near the deepest)",
@@ -264,22 +249,21 @@ fn disk_shortfall(
         } else {
             "; use a checkpoint directory on a larger filesystem or a cluster's shared filesystem".to_string()
         };
-        return Some(format!(
+        Some(format!(
             "'{}' is too large for this disk: {} states, stored as {} bits, take {} per level raw in {} shards, and --keep-levels {} needs about {} of checkpoint disk ({:.1} raw levels), but {} has {} free{}",
             job.puzzle.spec,
             job.reachable_text(),
             job.space.states(),
-            human_bytes(req.level_bytes),
-            req.shards,
+            human_bytes(self.level_bytes),
+            self.shards,
             keep.name(),
             human_bytes(need),
-            need as f64 / req.level_bytes.max(1) as f64,
+            need as f64 / self.level_bytes.max(1) as f64,
             checkpoint.display(),
             human_bytes(free as u128),
             hint
-        ));
+        ))
     }
-    None
 }
 
 /// Where the free space of a checkpoint's filesystem comes from, for the

@@ -19,7 +19,13 @@ pub fn available_memory() -> Option<u64> {
 
 /// The default memory budget of one worker when `workers` share this machine.
 pub fn default_budget(workers: usize) -> u64 {
-    let available = available_memory().unwrap_or(4 << 30);
+    default_budget_of(available_memory(), workers)
+}
+
+/// The default memory budget of one worker when `workers` share a machine
+/// with `available` bytes available (4 GiB when that is unknown).
+pub fn default_budget_of(available: Option<u64>, workers: usize) -> u64 {
+    let available = available.unwrap_or(4 << 30);
     (available as f64 * DEFAULT_MEMORY_SHARE) as u64 / workers.max(1) as u64
 }
 
