@@ -643,10 +643,11 @@ run_doc_block() { # MARKER DATA PORT LOG
     { tail -40 "$4" >&2; fail "the commands of docs/cluster.md failed"; }
 }
 
-# The container and compose commands of docs/cluster.md, exactly as written
-# there: build the image and run one job; a coordinator and a worker
-# container; podman-compose up. (The Slurm lines need several nodes and the
-# Kubernetes ones a cluster: the checks above run those files instead.)
+# The container, compose and offline Kubernetes commands of docs/cluster.md,
+# exactly as written there: build the image and run one job; a coordinator
+# and a worker container; podman-compose up; the manifests' validation.
+# (The Slurm lines need several nodes and kubectl a cluster: the checks
+# above run those files instead.)
 doc_commands() {
   local dir=$CT/docs port c
   mkdir -p "$dir"
@@ -663,8 +664,13 @@ doc_commands() {
   expect_published 2x5 "$dir/pair/out/depths.csv"
   port=$(free_port)
   run_doc_block "podman-compose -p" "$dir/compose" "$port" "$dir/compose.log"
-  "$VENV/bin/podman-compose" -p cayley-deploy-check -f "$REPO/deploy/docker-compose.yml" down > /dev/null 2>&1
   expect_published 2x5 "$dir/compose/out/depths.csv"
+  # Down as it came up: the file reads its volume, port and token from these.
+  CAYLEY_DATA=$dir/compose CAYLEY_PORT=$port CAYLEY_TOKEN=down \
+    "$VENV/bin/podman-compose" -p cayley-deploy-check -f "$REPO/deploy/docker-compose.yml" down > "$dir/down.log" 2>&1 ||
+    { cat "$dir/down.log" >&2; fail "podman-compose down failed"; }
+  run_doc_block "kubernetes-validate --strict" "" "" "$dir/kube.log"
+  tail -n 1 "$dir/kube.log" | sed 's/^/  /'
 }
 
 if need_containers; then
@@ -681,8 +687,8 @@ if want kubernetes; then
   check "kubernetes: schema (kubernetes-validate --strict) and consistency (check.py)" kube_validate
   check "kubernetes: the manifests' container commands in the image (loopback), table = published" kube_commands
 fi
-if want container && want compose; then
-  check "docs/cluster.md: its container and compose commands as written, tables = published" doc_commands
+if want container && want compose && want kubernetes; then
+  check "docs/cluster.md: its container, compose and kubernetes-validate commands as written, tables = published" doc_commands
 fi
 
 finish
