@@ -15,16 +15,21 @@ use crate::space::rank::{factorial, rank_perm, unrank_perm};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Arrangements {
     /// Slots of each orbit, ascending.
-    orbits: Vec<Vec<u8>>,
+    pub(super) orbits: Vec<Vec<u8>>,
     /// Each slot's index in its orbit.
-    position: Vec<u8>,
+    pub(super) position: Vec<u8>,
     /// Home slot of each class, and class of each home slot.
-    home_of: Vec<u8>,
+    pub(super) home_of: Vec<u8>,
     class_at: Vec<u8>,
     /// Place value of each orbit's Lehmer rank.
     place: Vec<u64>,
     /// Number of ranks, `Π k!`.
     size: u128,
+    /// Slots by their weight in a rank: the last orbit's first (its Lehmer
+    /// rank has the highest place value), each orbit's in order. Digits
+    /// compared in this order compare ranks (Lehmer ranks are
+    /// lexicographic).
+    pub(super) by_weight: Vec<u8>,
 }
 
 impl Arrangements {
@@ -61,6 +66,7 @@ impl Arrangements {
             class_at,
             place,
             size,
+            by_weight: orbits.iter().rev().flatten().map(|&s| s as u8).collect(),
         }
     }
 
@@ -93,6 +99,39 @@ impl Arrangements {
             }
         }
         cells
+    }
+
+    /// The digit of slot `s` in the rank of `cells`: where, in its orbit,
+    /// the piece in `s` is at home.
+    #[cfg(test)]
+    fn digit(&self, cells: &[u8], s: u8) -> u8 {
+        self.position[self.home_of[cells[s as usize] as usize] as usize]
+    }
+
+    /// How the rank of `image` compares with that of `cells`, digit by
+    /// digit from the highest place value (what [`super::least`] does
+    /// lazily, checked against ranks by the tests).
+    #[cfg(test)]
+    pub(super) fn compare(&self, image: &[u8], cells: &[u8]) -> std::cmp::Ordering {
+        for &s in &self.by_weight {
+            let order = self.digit(image, s).cmp(&self.digit(cells, s));
+            if order.is_ne() {
+                return order;
+            }
+        }
+        std::cmp::Ordering::Equal
+    }
+
+    /// The rank of an arrangement given by its digits in [`Self::by_weight`]
+    /// order.
+    pub(super) fn rank_of_digits(&self, digits: &[u8]) -> u64 {
+        let mut at = 0;
+        let mut rank = 0u64;
+        for (orbit, &place) in self.orbits.iter().zip(&self.place).rev() {
+            rank += rank_perm(&digits[at..at + orbit.len()]) * place;
+            at += orbit.len();
+        }
+        rank
     }
 
     /// Ranks of every arrangement the moves reach from solved, ascending.

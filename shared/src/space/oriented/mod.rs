@@ -30,17 +30,38 @@
 
 mod affine;
 mod arrangements;
+mod least;
 
 pub use affine::AffineMap;
 use arrangements::{slot_orbits, Arrangements};
+use least::{least_of_every_class, LeastImages, RepIndex};
 
 use crate::puzzle::group::order_of_points;
 use crate::puzzle::symmetry::oriented::OrientedSymmetries;
 use crate::puzzle::Puzzle;
 
 /// Most arrangements tabulated (`Π k!` over orbits of `k` slots, entries of
-/// 6 bytes).
+/// 6 bytes); above, each arrangement's class is computed when needed
+/// ([`ClassIndex::Computed`]).
 pub const MAX_ARRANGEMENT_TABLE: u128 = 1 << 22;
+
+/// Most arrangements whose classes are computed: every rank is tested once
+/// when the space is planned (12!, the 3×3×3's edges, takes about a minute
+/// on two cores).
+pub const MAX_COMPUTED_ARRANGEMENTS: u128 = 1 << 30;
+
+/// How an arrangement's class and canonicalising element are found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum ClassIndex {
+    /// Looked up: per rank, the class (`u32::MAX` when unreachable) and the
+    /// element that maps it to its class's representative.
+    Table { class_of: Vec<u32>, via: Vec<u16> },
+    /// Computed: the least image under the symmetries (every arrangement
+    /// reachable), and its class from an index of the representatives'
+    /// ranks. A table would take 6 bytes an arrangement: 2.9 GB for the
+    /// 3×3×3's 12! edge arrangements, where the index takes 104 MB.
+    Computed { images: LeastImages, reps: RepIndex },
+}
 
 /// Most twist vectors of a block (indices are 32-bit, tables per half).
 pub const MAX_BLOCK_STATES: u64 = 1 << 24;
@@ -56,6 +77,8 @@ pub struct TwistLattice {
     orbits: Vec<Vec<usize>>,
     modulus: Vec<u8>,
     sum_step: Vec<u32>,
+    /// Whether every arrangement (`Π k!`) is reachable.
+    all_arrangements: bool,
 }
 
 /// The reduced space of distinct oriented pieces.
@@ -78,17 +101,39 @@ pub struct OrientedSpace {
     split: u64,
     /// How arrangements are ranked.
     arrangements: Arrangements,
-    /// Per rank of an arrangement: its class, `u32::MAX` when unreachable.
-    class_of: Vec<u32>,
-    /// Per rank: the element that maps it to its class's representative.
-    via: Vec<u16>,
-    /// Per class: the representative's rank.
+    /// How an arrangement's class is found.
+    index: ClassIndex,
+    /// Per class: the representative's rank (classes in order of
+    /// stabiliser, descending, then representative).
     reps: Vec<u64>,
     /// Per class: the order of the representative's stabiliser.
     stabilizer: Vec<u32>,
     /// First class of each shard, and the class count at the end.
     shard_first: Vec<u32>,
+    /// Which planning made this space (clones share it).
+    instance: Instance,
 }
+
+/// A number no other planned space has, for per-thread caches keyed by
+/// space ([`crate::kernel::oriented`]); not part of a space's value, so
+/// two plans of the same puzzle still compare equal.
+#[derive(Clone, Copy, Debug)]
+struct Instance(u64);
+
+impl Instance {
+    fn new() -> Instance {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Instance(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl PartialEq for Instance {
+    fn eq(&self, _: &Instance) -> bool {
+        true
+    }
+}
+
+impl Eq for Instance {}
 
 impl OrientedSpace {
     /// Checks that the twists of `puzzle` (group order `group_order`) are
@@ -99,10 +144,10 @@ impl OrientedSpace {
         let n = puzzle.slots;
         let orbits = slot_orbits(puzzle);
         let ranks = Arrangements::new(puzzle, &orbits).size();
-        if ranks > MAX_ARRANGEMENT_TABLE {
+        if ranks > MAX_COMPUTED_ARRANGEMENTS {
             return Err(format!(
-                "the reduced space of oriented pieces tabulates every arrangement, and {} are more than its {}",
-                ranks, MAX_ARRANGEMENT_TABLE
+                "the reduced space of oriented pieces tests every arrangement once, and {} are more than its {}",
+                ranks, MAX_COMPUTED_ARRANGEMENTS
             ));
         }
         let modulus = coding.modulus.clone();
@@ -141,10 +186,18 @@ impl OrientedSpace {
         if arrangement_order.saturating_mul(lattice) != group_order {
             return Err("the twists are not independent of the arrangement".into());
         }
+        let all_arrangements = arrangement_order == ranks;
+        if ranks > MAX_ARRANGEMENT_TABLE && !all_arrangements {
+            return Err(format!(
+                "{} of its {} arrangements are reachable: above {} arrangements the reduced space of oriented pieces needs them all",
+                arrangement_order, ranks, MAX_ARRANGEMENT_TABLE
+            ));
+        }
         Ok(TwistLattice {
             orbits,
             modulus,
             sum_step,
+            all_arrangements,
         })
     }
 
@@ -155,14 +208,29 @@ impl OrientedSpace {
         symmetries: OrientedSymmetries,
         lattice: TwistLattice,
     ) -> Result<OrientedSpace, String> {
+        let tabulate = Arrangements::new(puzzle, &lattice.orbits).size() <= MAX_ARRANGEMENT_TABLE;
+        Self::plan_with(puzzle, symmetries, lattice, tabulate)
+    }
+
+    /// [`Self::plan`], with the classes tabulated or computed as asked
+    /// (computed needs every arrangement reachable).
+    fn plan_with(
+        puzzle: &Puzzle,
+        symmetries: OrientedSymmetries,
+        lattice: TwistLattice,
+        tabulate: bool,
+    ) -> Result<OrientedSpace, String> {
         let n = puzzle.slots;
         let TwistLattice {
             orbits,
             modulus,
             sum_step,
+            all_arrangements,
         } = lattice;
+        if !tabulate && !all_arrangements {
+            return Err("classes are computed only when every arrangement is reachable".into());
+        }
         let ranking = Arrangements::new(puzzle, &orbits);
-        let arrangements = ranking.reachable(puzzle);
         // A slot alone in its orbit whose sum never changes keeps twist 0.
         let mut radix = modulus.clone();
         for (orbit, &step) in orbits.iter().zip(&sum_step) {
@@ -195,19 +263,29 @@ impl OrientedSpace {
                 valid[(index / 64) as usize] |= 1 << (index % 64);
             }
         }
-        let (class_of, via, found) = ranking.classify(&symmetries, &arrangements);
-        // Shards hold classes of one stabiliser order (one weight each).
-        let mut order: Vec<usize> = (0..found.len()).collect();
-        order.sort_by_key(|&c| (std::cmp::Reverse(found[c].1), found[c].0));
-        let mut renumber = vec![0u32; found.len()];
-        for (new, &old) in order.iter().enumerate() {
-            renumber[old] = new as u32;
-        }
-        let classes: Vec<(u64, u32)> = order.iter().map(|&c| found[c]).collect();
-        let class_of = class_of
-            .into_iter()
-            .map(|c| if c == u32::MAX { c } else { renumber[c as usize] })
-            .collect();
+        let (index, classes) = if tabulate {
+            let (class_of, via, found) = ranking.classify(&symmetries, &ranking.reachable(puzzle));
+            // Shards hold classes of one stabiliser order (one weight each).
+            let mut order: Vec<usize> = (0..found.len()).collect();
+            order.sort_by_key(|&c| (std::cmp::Reverse(found[c].1), found[c].0));
+            let mut renumber = vec![0u32; found.len()];
+            for (new, &old) in order.iter().enumerate() {
+                renumber[old] = new as u32;
+            }
+            let classes: Vec<(u64, u32)> = order.iter().map(|&c| found[c]).collect();
+            let class_of = class_of
+                .into_iter()
+                .map(|c| if c == u32::MAX { c } else { renumber[c as usize] })
+                .collect();
+            (ClassIndex::Table { class_of, via }, classes)
+        } else {
+            let images = LeastImages::new(&ranking, &symmetries);
+            let mut classes = least_of_every_class(&ranking, &images);
+            classes.sort_unstable_by_key(|&(rep, stabilizer)| (std::cmp::Reverse(stabilizer), rep));
+            let reps: Vec<u64> = classes.iter().map(|c| c.0).collect();
+            let reps = RepIndex::new(&reps, ranking.size() as u64);
+            (ClassIndex::Computed { images, reps }, classes)
+        };
         let mut shard_first = vec![0u32];
         for (c, w) in classes.windows(2).enumerate() {
             let start = *shard_first.last().expect("non-empty") as usize;
@@ -226,12 +304,18 @@ impl OrientedSpace {
             valid,
             split,
             arrangements: ranking,
-            class_of,
-            via,
+            index,
             reps: classes.iter().map(|c| c.0).collect(),
             stabilizer: classes.iter().map(|c| c.1).collect(),
             shard_first,
+            instance: Instance::new(),
         })
+    }
+
+    /// A number that tells this planned space (and its clones) from every
+    /// other in the process.
+    pub fn instance(&self) -> u64 {
+        self.instance.0
     }
 
     /// Number of shards.
@@ -294,8 +378,17 @@ impl OrientedSpace {
     /// The class of an arrangement and the element that maps it to the
     /// class's representative.
     pub fn canonical(&self, cells: &[u8]) -> (usize, usize) {
-        let rank = self.arrangements.rank(cells) as usize;
-        (self.class_of[rank] as usize, usize::from(self.via[rank]))
+        match &self.index {
+            ClassIndex::Table { class_of, via } => {
+                let rank = self.arrangements.rank(cells) as usize;
+                (class_of[rank] as usize, usize::from(via[rank]))
+            }
+            ClassIndex::Computed { images, reps } => {
+                let (rep, k, _) = images.least(&self.arrangements, cells);
+                let class = reps.class(rep).expect("every least image is a class's representative");
+                (class, k)
+            }
+        }
     }
 
     /// Block index of a state's twists.
@@ -366,7 +459,11 @@ impl OrientedSpace {
     /// Bytes of the arrangement tables (the class and the canonicalising
     /// element of every arrangement, and the classes).
     pub fn table_bytes(&self) -> u64 {
-        (self.class_of.len() * 6 + self.reps.len() * 12 + self.valid.len() * 8) as u64
+        let per_rank = match &self.index {
+            ClassIndex::Table { class_of, .. } => class_of.len() * 6,
+            ClassIndex::Computed { reps, .. } => reps.bytes() as usize,
+        };
+        (per_rank + self.reps.len() * 12 + self.valid.len() * 8) as u64
     }
 
     /// Index split of the half tables.
@@ -382,3 +479,6 @@ fn gcd(a: u32, b: u32) -> u32 {
         gcd(b, a % b)
     }
 }
+
+#[cfg(test)]
+mod tests;
