@@ -2,7 +2,10 @@
 """Plain hash-set BFS, written separately from cayley's engine, to check the
 first depths of a table: prints the states at each depth 0..D.
 Usage: bench/plain-bfs.py loopover R C stm|mtm D
-       bench/plain-bfs.py sliding R C D      (blank starting in a corner)"""
+       bench/plain-bfs.py sliding R C D      (blank starting in a corner)
+       bench/plain-bfs.py tws FILE SET D     (one set of a twsearch .tws file,
+                                              every power of each move, as
+                                              twsearch's half-turn metric)"""
 import sys
 
 
@@ -52,8 +55,43 @@ def sliding(R, C):
     return tuple(list(range(1, n)) + [0]), neighbours
 
 
+def tws(path, name):
+    """One set of a .tws file: states are (pieces, twists); a move takes
+    the piece and twist of slot p[i] to slot i, adding its own twist."""
+    modulus, solved, moves, block, move = None, None, [], None, None
+    lines = [l.split("#")[0].split() for l in open(path)]
+    for i, words in enumerate(lines):
+        if words[:1] == ["Set"] and words[1] == name:
+            modulus = int(words[3]) if len(words) > 3 else 1
+        elif words[:1] in (["Solved"], ["Move"]):
+            block, move = words[0], (words[1] if len(words) > 1 else None)
+        elif block and words == [name]:
+            perm = [int(x) - 1 for x in lines[i + 1]]
+            twist = [int(x) for x in lines[i + 2]] if len(lines[i + 2]) == len(perm) else [0] * len(perm)
+            if block == "Solved":
+                solved = (tuple(perm), tuple(twist))
+            else:
+                moves.append((perm, twist))
+    assert modulus and solved and moves, "no set " + name
+
+    def apply(s, m):
+        return (tuple(s[0][j] for j in m[0]),
+                tuple((s[1][j] + t) % modulus for j, t in zip(m[0], m[1])))
+    # Every power of each move other than the identity: U, U2, U'.
+    generators = []
+    for m in moves:
+        ident = (tuple(range(len(m[0]))), (0,) * len(m[0]))
+        power = apply(ident, m)
+        while power != ident:
+            generators.append((list(power[0]), list(power[1])))
+            power = apply(power, m)
+    return solved, lambda s: (apply(s, m) for m in generators)
+
+
 args = sys.argv[1:]
-if len(args) == 5 and args[0] == "loopover":
+if len(args) == 4 and args[0] == "tws":
+    start, step = tws(args[1], args[2])
+elif len(args) == 5 and args[0] == "loopover":
     start, step = loopover(int(args[1]), int(args[2]), args[3])
 elif len(args) == 4 and args[0] == "sliding":
     start, step = sliding(int(args[1]), int(args[2]))
