@@ -115,7 +115,7 @@ pub struct OrientedSpace {
 }
 
 /// A number no other planned space has, for per-thread caches keyed by
-/// space ([`crate::kernel::oriented`]); not part of a space's value, so
+/// space (the oriented kernel's); not part of a space's value, so
 /// two plans of the same puzzle still compare equal.
 #[derive(Clone, Copy, Debug)]
 struct Instance(u64);
