@@ -5,7 +5,9 @@ Usage: bench/plain-bfs.py loopover R C stm|mtm D
        bench/plain-bfs.py sliding R C D      (blank starting in a corner)
        bench/plain-bfs.py tws FILE SET D     (one set of a twsearch .tws file,
                                               every power of each move, as
-                                              twsearch's half-turn metric)"""
+                                              twsearch's half-turn metric)
+       bench/plain-bfs.py tws-qtm FILE SET D (each move and its inverse
+                                              only: cayley's --metric stm)"""
 import sys
 
 
@@ -55,7 +57,7 @@ def sliding(R, C):
     return tuple(list(range(1, n)) + [0]), neighbours
 
 
-def tws(path, name):
+def tws(path, name, quarter=False):
     """One set of a .tws file: states are (pieces, twists); a move takes
     the piece and twist of slot p[i] to slot i, adding its own twist."""
     modulus, solved, moves, block, move = None, None, [], None, None
@@ -77,20 +79,22 @@ def tws(path, name):
     def apply(s, m):
         return (tuple(s[0][j] for j in m[0]),
                 tuple((s[1][j] + t) % modulus for j, t in zip(m[0], m[1])))
-    # Every power of each move other than the identity: U, U2, U'.
+    # Every power of each move other than the identity: U, U2, U'; or
+    # only the first and the last (U, U') for quarter turns.
     generators = []
     for m in moves:
         ident = (tuple(range(len(m[0]))), (0,) * len(m[0]))
-        power = apply(ident, m)
+        powers, power = [], apply(ident, m)
         while power != ident:
-            generators.append((list(power[0]), list(power[1])))
+            powers.append((list(power[0]), list(power[1])))
             power = apply(power, m)
+        generators += [powers[0], powers[-1]] if quarter and len(powers) > 1 else powers
     return solved, lambda s: (apply(s, m) for m in generators)
 
 
 args = sys.argv[1:]
-if len(args) == 4 and args[0] == "tws":
-    start, step = tws(args[1], args[2])
+if len(args) == 4 and args[0] in ("tws", "tws-qtm"):
+    start, step = tws(args[1], args[2], args[0] == "tws-qtm")
 elif len(args) == 5 and args[0] == "loopover":
     start, step = loopover(int(args[1]), int(args[2]), args[3])
 elif len(args) == 4 and args[0] == "sliding":
