@@ -246,7 +246,7 @@ fn worker_budget(workers: Workers, machine: &Machine) -> Option<u64> {
 /// so a puzzle whose symmetries would only be found (none declared or built
 /// in, some found) is parsed with `--no-symmetry` in its spec: workers and `resume`,
 /// which rebuild the puzzle from the spec, then plan the same job. Declared
-/// symmetries stay, and refuse the option ([`job_of_puzzle`]).
+/// symmetries stay, and refuse the option (when the job is planned).
 pub fn parse_args_puzzle(args: &PuzzleArgs) -> Result<Puzzle, SpecError> {
     let puzzle = parse_puzzle(&args.spec(), args.metric)?;
     let found = || find_symmetries(&puzzle).is_ok_and(|g| !g.is_trivial());

@@ -42,7 +42,7 @@ use crate::puzzle::Puzzle;
 
 /// Most arrangements tabulated (`Π k!` over orbits of `k` slots, entries of
 /// 6 bytes); above, each arrangement's class is computed when needed
-/// ([`ClassIndex::Computed`]).
+/// (the computed class index, `least.rs`).
 pub const MAX_ARRANGEMENT_TABLE: u128 = 1 << 22;
 
 /// Most arrangements whose classes are computed: every rank is tested once
