@@ -118,17 +118,15 @@ impl Plan {
             .filter(|&b| needs.min_worker_bytes > b)
             .and_then(|b| finer_plan_fitting(args, &job, b));
         match finer {
-            Some(finer) if args.shard_pieces.is_none() => {
-                let mut finer_args = args.clone();
-                finer_args.shard_pieces = Some(finer.shard_pieces);
-                let mut plan = Plan::of_job(plan_job(&finer_args)?, options, budget, None);
+            Some((finer, finer_job)) if args.shard_pieces.is_none() => {
+                let mut plan = Plan::of_job(finer_job, options, budget, None);
                 plan.replaced = Some(Replaced {
                     default_min_bytes: needs.min_worker_bytes,
                     finer,
                 });
                 Ok(plan)
             }
-            finer => Ok(Plan::of_job(job, options, budget, finer.as_ref())),
+            finer => Ok(Plan::of_job(job, options, budget, finer.as_ref().map(|f| &f.0))),
         }
     }
 
@@ -287,14 +285,14 @@ const FINER_PLANS_TRIED: usize = 3;
 
 /// When `job` (planned from `args`) does not fit `budget`: the first of the
 /// next few (`FINER_PLANS_TRIED`) `--shard-pieces` values whose plan, made as
-/// the command line makes it, fits. A task holds its sources, so smaller
+/// the command line makes it, fits, with that job. A task holds its sources, so smaller
 /// shards shrink its floor toward the tables: twsearch's `ufo` needs
 /// 148.5 MiB with 12 shards and 68.1 MiB with 1,320. None for a space
 /// reduced by symmetry (sharded by classes) and for plans that rank more
 /// states (`--shard-pieces` asks for the block layout or class digits,
 /// which can rank far more than a group's ranking: `233` goes from 8!·8!
 /// to 16!).
-fn finer_plan_fitting(args: &PuzzleArgs, job: &Job, budget: u64) -> Option<FinerPlan> {
+fn finer_plan_fitting(args: &PuzzleArgs, job: &Job, budget: u64) -> Option<(FinerPlan, Job)> {
     if matches!(job.space, Space::Reduced(_) | Space::Oriented(_)) {
         return None;
     }
@@ -307,14 +305,17 @@ fn finer_plan_fitting(args: &PuzzleArgs, job: &Job, budget: u64) -> Option<Finer
             return None;
         }
         let needs = requirements(&finer);
-        (needs.min_worker_bytes <= budget).then(|| FinerPlan {
-            shard_pieces: k,
-            describe: format!(
-                "{} shards of {}, at least {} in all",
-                needs.shards,
-                human_bytes(needs.shard_bytes as u128),
-                human_bytes(needs.min_worker_bytes as u128)
-            ),
+        (needs.min_worker_bytes <= budget).then(|| {
+            let plan = FinerPlan {
+                shard_pieces: k,
+                describe: format!(
+                    "{} shards of {}, at least {} in all",
+                    needs.shards,
+                    human_bytes(needs.shard_bytes as u128),
+                    human_bytes(needs.min_worker_bytes as u128)
+                ),
+            };
+            (plan, finer)
         })
     })
 }
