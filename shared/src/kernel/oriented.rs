@@ -14,7 +14,7 @@
 use crate::kernel::task::{ShardInputs, TaskStats};
 use crate::puzzle::{Move, Puzzle};
 use crate::space::bits::popcount;
-use crate::space::oriented::{AffineMap, OrientedSpace};
+use crate::space::oriented::{AffineMap, Join, OrientedSpace};
 
 /// The moves as the kernel applies them: undone, to reach predecessors.
 pub struct OrientedMoves {
@@ -153,10 +153,16 @@ pub fn expand_oriented(
         // where states are found, all of them where none is.
         if bottom_up_bound / 2 < top_down_cost {
             steps.sort_by_key(|s| std::cmp::Reverse(s.count));
-            stats.evaluations += bottom_up(space, &steps, &unseen, block);
+            stats.evaluations += match space.join() {
+                Join::Add => bottom_up::<Sum>(space, &steps, &unseen, block),
+                Join::Xor => bottom_up::<Xor>(space, &steps, &unseen, block),
+            };
             stats.bottom_up_blocks += 1;
         } else {
-            stats.evaluations += top_down(space, &steps, &unseen, block);
+            stats.evaluations += match space.join() {
+                Join::Add => top_down::<Sum>(space, &steps, &unseen, block),
+                Join::Xor => top_down::<Xor>(space, &steps, &unseen, block),
+            };
             stats.top_down_blocks += 1;
         }
         stats.cheaper_bound += top_down_cost.min(bottom_up_bound);
@@ -166,8 +172,34 @@ pub fn expand_oriented(
     stats
 }
 
+/// How a block index's half-table values combine ([`Join`]), as a type so
+/// that each inner loop below is compiled for one of them.
+trait Combine {
+    fn join(lo: u32, hi: u32) -> usize;
+}
+
+/// [`Join::Add`].
+struct Sum;
+
+impl Combine for Sum {
+    #[inline(always)]
+    fn join(lo: u32, hi: u32) -> usize {
+        (lo + hi) as usize
+    }
+}
+
+/// [`Join::Xor`].
+struct Xor;
+
+impl Combine for Xor {
+    #[inline(always)]
+    fn join(lo: u32, hi: u32) -> usize {
+        (lo ^ hi) as usize
+    }
+}
+
 /// New states of one block by probing each unseen state's predecessors.
-fn bottom_up(space: &OrientedSpace, steps: &[Step], unseen: &[u64], block: &mut [u64]) -> u64 {
+fn bottom_up<C: Combine>(space: &OrientedSpace, steps: &[Step], unseen: &[u64], block: &mut [u64]) -> u64 {
     let split = space.split() as usize;
     let tables: Vec<(Vec<u32>, Vec<u32>, &[u64])> = steps
         .iter()
@@ -184,7 +216,7 @@ fn bottom_up(space: &OrientedSpace, steps: &[Step], unseen: &[u64], block: &mut 
             let y = w * 64 + b as usize;
             for (lo, hi, source) in &tables {
                 evaluations += 1;
-                let x = (lo[y % split] + hi[y / split]) as usize;
+                let x = C::join(lo[y % split], hi[y / split]);
                 if source[x / 64] >> (x % 64) & 1 == 1 {
                     *found |= 1 << b;
                     break;
@@ -197,7 +229,7 @@ fn bottom_up(space: &OrientedSpace, steps: &[Step], unseen: &[u64], block: &mut 
 }
 
 /// New states of one block by marking each source state's successor.
-fn top_down(space: &OrientedSpace, steps: &[Step], unseen: &[u64], block: &mut [u64]) -> u64 {
+fn top_down<C: Combine>(space: &OrientedSpace, steps: &[Step], unseen: &[u64], block: &mut [u64]) -> u64 {
     let split = space.split() as usize;
     let mut evaluations = 0u64;
     for step in steps {
@@ -208,7 +240,7 @@ fn top_down(space: &OrientedSpace, steps: &[Step], unseen: &[u64], block: &mut [
             let mut bits = word & valid;
             while bits != 0 {
                 let x = w * 64 + bits.trailing_zeros() as usize;
-                let y = (lo[x % split] + hi[x / split]) as usize;
+                let y = C::join(lo[x % split], hi[x / split]);
                 block[y / 64] |= 1 << (y % 64);
                 evaluations += 1;
                 bits &= bits - 1;

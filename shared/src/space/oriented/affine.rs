@@ -1,7 +1,7 @@
 //! The map a move undone and a conjugation make of one block's twists, as
 //! two half tables of the block index (see the parent module).
 
-use super::OrientedSpace;
+use super::{Join, OrientedSpace};
 use crate::puzzle::Move;
 
 /// The map of a block's twists that a move undone and a conjugation make:
@@ -37,10 +37,60 @@ impl AffineMap {
         AffineMap { dest, unit, constant }
     }
 
-    /// Half tables of the map on block indices (`backward`: target index to
-    /// source index; else source to target): an index `i` maps to
-    /// `lo[i % split] + hi[i / split]`.
+    /// Half tables of the map on block indices (`forward`: source index to
+    /// target index; else target to source): an index `i` maps to
+    /// `lo[i % split] + hi[i / split]`, or `lo[i % split] ^ hi[i / split]`
+    /// where the space's [`Join`] says so.
     pub fn tables(&self, space: &OrientedSpace, forward: bool) -> (Vec<u32>, Vec<u32>) {
+        match space.join() {
+            Join::Add => self.digit_tables(space, forward),
+            Join::Xor => self.flip_tables(space, forward),
+        }
+    }
+
+    /// [`Self::tables`] over GF(2): every digit is a flip, the map is
+    /// `index ↦ base ^ (XOR of a column per set bit)`. A derived flip (the
+    /// sum of its orbit's others) adds its column to each of theirs.
+    fn flip_tables(&self, space: &OrientedSpace, forward: bool) -> (Vec<u32>, Vec<u32>) {
+        let n = self.dest.len();
+        debug_assert!(self.unit.iter().all(|&u| u == 1), "the only unit mod 2");
+        let out_bit = |s: usize| if space.radix[s] > 1 { space.stride[s] as u32 } else { 0 };
+        // Each output slot reads one input slot's flip, plus a constant.
+        let mut base = 0u32;
+        let mut column = vec![0u32; n];
+        for z in 0..n {
+            let (input, output) = if forward {
+                (self.dest[z] as usize, z)
+            } else {
+                (z, self.dest[z] as usize)
+            };
+            column[input] ^= out_bit(output);
+            if self.constant[z] == 1 {
+                base ^= out_bit(output);
+            }
+        }
+        let bits = space.block_states.trailing_zeros() as usize;
+        let mut by_bit = vec![0u32; bits];
+        for s in (0..n).filter(|&s| space.radix[s] > 1) {
+            let through_derived = space.derived_of[s].map_or(0, |d| column[space.derived[d as usize].slot]);
+            by_bit[space.stride[s].trailing_zeros() as usize] = column[s] ^ through_derived;
+        }
+        let low_bits = space.split.trailing_zeros() as usize;
+        let half = |first: u32, size: u64, offset: usize| -> Vec<u32> {
+            let mut table = vec![first; size as usize];
+            for i in 1..table.len() {
+                table[i] = table[i & (i - 1)] ^ by_bit[offset + i.trailing_zeros() as usize];
+            }
+            table
+        };
+        (
+            half(base, space.split, 0),
+            half(0, space.block_states / space.split, low_bits),
+        )
+    }
+
+    /// [`Self::tables`] in mixed radix: each digit maps to one digit.
+    fn digit_tables(&self, space: &OrientedSpace, forward: bool) -> (Vec<u32>, Vec<u32>) {
         // Terms (input slot, output slot, scale, constant) per digit.
         let mut terms: Vec<(usize, usize, u32, u32)> = (0..self.dest.len())
             .filter(|&z| space.radix[z] > 1)
