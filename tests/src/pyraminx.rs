@@ -165,3 +165,19 @@ pub fn pyraminx_sticker_symmetries() -> Vec<Vec<u8>> {
     }
     out
 }
+
+/// Sticker permutations (of [`pyraminx_sticker_generators`] or
+/// [`pyraminx_sticker_symmetries`]) restricted to the edges' 12 stickers,
+/// which come after the axial pieces' 12 and which every turn and motion
+/// keeps among themselves: the pyraminx's edges alone.
+pub fn edge_stickers_only(perms: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    perms
+        .iter()
+        .map(|p| {
+            p[12..]
+                .iter()
+                .map(|&s| s.checked_sub(12).expect("edges stay edges"))
+                .collect()
+        })
+        .collect()
+}

@@ -9,11 +9,16 @@
 //!   the states and the classes of symmetric states per depth of a plain
 //!   search over sticker permutations, classes named by their least
 //!   conjugate under the cube's motions that keep {U, R} (both written from
-//!   the geometry, not from cayley's symmetry search).
+//!   the geometry, not from cayley's symmetry search);
+//! - the tipless pyraminx, and its edges alone (flips only: each block
+//!   stores only the flips of even sum, the last flip derived), against a
+//!   plain search of the tetrahedron's stickers, class by class.
 
 use cayley_shared::space::Space;
 use cayley_tests::cube::{cube_sticker_generators, cube_sticker_symmetries, cube_tws};
-use cayley_tests::pyraminx::{pyraminx_sticker_generators, pyraminx_sticker_symmetries, pyraminx_tws};
+use cayley_tests::pyraminx::{
+    edge_stickers_only, pyraminx_sticker_generators, pyraminx_sticker_symmetries, pyraminx_tws,
+};
 use cayley_tests::run::{assert_words_solve, run_complete, Finished};
 use cayley_tests::symmetry::classes_by_depth;
 use cayley_tests::{cayley, cayley_env, json_u64s, published_table, read_json, test_dir};
@@ -92,6 +97,32 @@ fn the_tipless_pyraminx_reduced_by_its_24_symmetries_matches_a_plain_search() {
     assert_eq!(space.order(), 24);
     let (states, classes) = classes_by_depth(&pyraminx_sticker_generators(), &motions);
     assert_eq!(states.iter().sum::<u64>(), 933_120, "the tipless pyraminx's positions");
+    assert_eq!(run.result.depths, states);
+    assert_eq!(run.result.depths_reduced, classes);
+    assert_words_solve(&run);
+}
+
+#[test]
+fn the_pyraminx_edges_stored_as_even_flips_only_match_a_plain_search() {
+    // Six edges, flips only, their sum even: a block keeps 2^5 flip
+    // vectors (the sixth flip is the sum of the others) and the index
+    // maps are affine over GF(2).
+    let dir = test_dir();
+    let path = dir.path().join("pyraminx.tws");
+    std::fs::write(&path, pyraminx_tws()).unwrap();
+    let run = run_complete(&format!("tws:{} --omit AXIAL --antipodes 5", path.display()));
+    let Space::Oriented(space) = &run.job.space else {
+        panic!("reduced by its symmetries of slots and twists")
+    };
+    assert_eq!(space.order(), 24);
+    assert_eq!(space.block_states(), 32, "only the even flip vectors of six edges");
+    let motions = edge_stickers_only(&pyraminx_sticker_symmetries());
+    let (states, classes) = classes_by_depth(&edge_stickers_only(&pyraminx_sticker_generators()), &motions);
+    assert_eq!(
+        states.iter().sum::<u64>(),
+        360 * 32,
+        "even permutations of six edges, even flips"
+    );
     assert_eq!(run.result.depths, states);
     assert_eq!(run.result.depths_reduced, classes);
     assert_words_solve(&run);

@@ -35,7 +35,7 @@ impl OrientedMoves {
         let mut shards: Vec<u64> = self
             .predecessors(space, shard)
             .iter()
-            .map(|&(class, _)| space.place_of(class as usize).0)
+            .map(|&(class, _)| space.place_of(class).0)
             .collect();
         shards.sort_unstable();
         shards.dedup();
@@ -43,56 +43,19 @@ impl OrientedMoves {
     }
 
     /// Per class of `shard` and move (class-major), the class of the
-    /// predecessors' arrangement and the element that canonicalises it.
-    /// A worker lists a shard's sources and then expands it on the same
-    /// thread, and both need these: the last shard's are kept per thread,
-    /// so each is computed once a level (on the 3×3×3's edges, whose
-    /// classes are computed rather than looked up, that was half of a
-    /// sparse level's time).
-    fn predecessors(&self, space: &OrientedSpace, shard: u64) -> Predecessors {
-        let key = (space.instance(), shard);
-        LAST_PREDECESSORS.with(|last| {
-            let mut last = last.borrow_mut();
-            if last.0 != key {
-                let found: Vec<(u32, u16)> = space
-                    .shard_classes(shard)
-                    .flat_map(|class| {
-                        let rep = space.rep(class);
-                        self.inverses
-                            .iter()
-                            .map(|inv| {
-                                let (source, k) = predecessor(space, &rep, inv);
-                                (source as u32, k as u16)
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                    .collect();
-                *last = (key, std::rc::Rc::new(found));
-            }
-            last.1.clone()
-        })
+    /// predecessors' arrangement and the element that canonicalises it
+    /// (kept by the space across levels where they cost most to find).
+    fn predecessors(&self, space: &OrientedSpace, shard: u64) -> Vec<(usize, usize)> {
+        space
+            .shard_classes(shard)
+            .flat_map(|class| {
+                self.inverses
+                    .iter()
+                    .enumerate()
+                    .map(move |(m, inverse)| space.predecessor(class, m, inverse))
+            })
+            .collect()
     }
-}
-
-/// Per class and move: the predecessors' class and canonicalising element.
-type Predecessors = std::rc::Rc<Vec<(u32, u16)>>;
-
-thread_local! {
-    /// The (space instance, shard) whose predecessors this thread found
-    /// last, and them ([`OrientedMoves::predecessors`]).
-    static LAST_PREDECESSORS: std::cell::RefCell<((u64, u64), Predecessors)> =
-        std::cell::RefCell::new(((0, u64::MAX), Predecessors::default()));
-}
-
-/// The class of the arrangement `inv` takes `rep` to, and the element that
-/// canonicalises it.
-fn predecessor(space: &OrientedSpace, rep: &[u8], inv: &Move) -> (usize, usize) {
-    // On the stack: this runs for every block and move, twice a level.
-    let mut q = [0u8; crate::puzzle::perm::MAX_POINTS];
-    for (z, &class) in rep.iter().enumerate() {
-        q[inv.perm[z] as usize] = class;
-    }
-    space.canonical(&q[..rep.len()])
 }
 
 /// One move's source block of a target block.
@@ -132,7 +95,6 @@ pub fn expand_oriented(
             .iter()
             .zip(found)
             .filter_map(|(inv, &(source, k))| {
-                let (source, k) = (source as usize, usize::from(k));
                 let (source_shard, source_position) = space.place_of(source);
                 let words = &inputs.sources.get(source_shard)[source_position * bw..(source_position + 1) * bw];
                 let count = popcount(words);

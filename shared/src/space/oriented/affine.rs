@@ -89,6 +89,25 @@ impl AffineMap {
         )
     }
 
+    /// The map applied to every slot's twist at once, straight from its
+    /// definition (`forward`: a source's twists to the target's): what the
+    /// half tables are checked against.
+    #[cfg(test)]
+    pub(super) fn apply(&self, space: &OrientedSpace, twists: &[u8], forward: bool) -> Vec<u8> {
+        let mut out = vec![0u8; twists.len()];
+        for z in 0..twists.len() {
+            let k = u32::from(space.modulus[z]);
+            let (u, c) = (u32::from(self.unit[z]), u32::from(self.constant[z]));
+            if forward {
+                let inverse = (1..k).find(|&w| w * u % k == 1).unwrap_or(0);
+                out[z] = (inverse * (u32::from(twists[self.dest[z] as usize]) + k - c) % k) as u8;
+            } else {
+                out[self.dest[z] as usize] = ((u * u32::from(twists[z]) + c) % k) as u8;
+            }
+        }
+        out
+    }
+
     /// [`Self::tables`] in mixed radix: each digit maps to one digit.
     fn digit_tables(&self, space: &OrientedSpace, forward: bool) -> (Vec<u32>, Vec<u32>) {
         // Terms (input slot, output slot, scale, constant) per digit.

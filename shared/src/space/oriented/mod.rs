@@ -38,10 +38,12 @@
 mod affine;
 mod arrangements;
 mod least;
+mod predecessors;
 
 pub use affine::AffineMap;
 use arrangements::{slot_orbits, Arrangements};
 use least::{least_of_every_class, LeastImages, RepIndex};
+use predecessors::PredecessorCache;
 
 use crate::puzzle::group::order_of_points;
 use crate::puzzle::symmetry::oriented::OrientedSymmetries;
@@ -125,8 +127,11 @@ pub struct OrientedSpace {
     stabilizer: Vec<u32>,
     /// First class of each shard, and the class count at the end.
     shard_first: Vec<u32>,
-    /// Which planning made this space (clones share it).
-    instance: Instance,
+    /// The puzzle's moves.
+    moves: usize,
+    /// Where computed classes' predecessors lie, kept across levels
+    /// (`predecessors.rs`); none where classes are looked up.
+    predecessors: Option<PredecessorCache>,
 }
 
 /// A slot whose flip is the sum (mod 2) of the other slots of its orbit.
@@ -146,27 +151,6 @@ pub enum Join {
     /// others, so the map is affine over GF(2).
     Xor,
 }
-
-/// A number no other planned space has, for per-thread caches keyed by
-/// space (the oriented kernel's); not part of a space's value, so
-/// two plans of the same puzzle still compare equal.
-#[derive(Clone, Copy, Debug)]
-struct Instance(u64);
-
-impl Instance {
-    fn new() -> Instance {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        Instance(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-    }
-}
-
-impl PartialEq for Instance {
-    fn eq(&self, _: &Instance) -> bool {
-        true
-    }
-}
-
-impl Eq for Instance {}
 
 impl OrientedSpace {
     /// Checks that the twists of `puzzle` (group order `group_order`) are
@@ -356,8 +340,12 @@ impl OrientedSpace {
             reps: classes.iter().map(|c| c.0).collect(),
             stabilizer: classes.iter().map(|c| c.1).collect(),
             shard_first,
-            instance: Instance::new(),
+            moves: puzzle.moves.len(),
+            predecessors: None,
         };
+        if !tabulate && predecessors::fits(space.classes(), space.order()) {
+            space.predecessors = Some(PredecessorCache::default());
+        }
         for index in 0..block_states {
             let twists = space.twists_at(index);
             let ok = orbits
@@ -369,12 +357,6 @@ impl OrientedSpace {
             }
         }
         Ok(space)
-    }
-
-    /// A number that tells this planned space (and its clones) from every
-    /// other in the process.
-    pub fn instance(&self) -> u64 {
-        self.instance.0
     }
 
     /// Number of shards.
@@ -551,13 +533,14 @@ impl OrientedSpace {
     }
 
     /// Bytes of the arrangement tables (the class and the canonicalising
-    /// element of every arrangement, and the classes).
+    /// element of every arrangement, or the computed index and its
+    /// predecessor cache; and the classes).
     pub fn table_bytes(&self) -> u64 {
         let per_rank = match &self.index {
             ClassIndex::Table { class_of, .. } => class_of.len() * 6,
             ClassIndex::Computed { reps, .. } => reps.bytes() as usize,
         };
-        (per_rank + self.reps.len() * 12 + self.valid.len() * 8) as u64
+        (per_rank + self.reps.len() * 12 + self.valid.len() * 8) as u64 + self.predecessor_cache_bytes()
     }
 
     /// Index split of the half tables.

@@ -1,5 +1,6 @@
-//! The computed class index against the tabulated one, and the digit order
-//! it compares arrangements by against their ranks.
+//! The computed class index against the tabulated one, the digit order it
+//! compares arrangements by against their ranks, and the half tables of the
+//! index maps against the maps applied twist by twist.
 
 use super::arrangements::{slot_orbits, Arrangements};
 use super::*;
@@ -10,6 +11,19 @@ fn tws(name: &str, options: &str) -> Puzzle {
     let path = format!("{}/../tests/data/puzzles/{}", env!("CARGO_MANIFEST_DIR"), name);
     let text = std::fs::read_to_string(&path).expect("tws file");
     parse_puzzle_with_file(&format!("tws:{}{}", name, options), Metric::Mtm, Some(&text)).expect("puzzle")
+}
+
+/// The twist lattice and the symmetries found of `puzzle`.
+fn lattice_and_symmetries(puzzle: &Puzzle) -> (TwistLattice, OrientedSymmetries) {
+    let group_order = crate::puzzle::group::puzzle_group_order(puzzle).to_u128().unwrap();
+    let lattice = OrientedSpace::lattice(puzzle, group_order).expect("independent twists");
+    (lattice, find_oriented_symmetries(puzzle).expect("symmetries"))
+}
+
+/// The reduced space of `puzzle`, as `cayley` plans it.
+fn planned(puzzle: &Puzzle) -> OrientedSpace {
+    let (lattice, symmetries) = lattice_and_symmetries(puzzle);
+    OrientedSpace::plan(puzzle, symmetries, lattice).unwrap()
 }
 
 #[test]
@@ -85,9 +99,7 @@ fn computed_classes_are_the_tabulated_ones() {
     // reachable; the 6 symmetries of slots and twists that fix the corner
     // the moves leave in place.
     let puzzle = tws("2x2x2.tws", "");
-    let group_order = crate::puzzle::group::puzzle_group_order(&puzzle).to_u128().unwrap();
-    let lattice = OrientedSpace::lattice(&puzzle, group_order).expect("independent twists");
-    let symmetries = find_oriented_symmetries(&puzzle).expect("symmetries");
+    let (lattice, symmetries) = lattice_and_symmetries(&puzzle);
     assert_eq!(symmetries.order(), 6);
     let table = OrientedSpace::plan_with(&puzzle, symmetries.clone(), lattice.clone(), true).unwrap();
     let computed = OrientedSpace::plan_with(&puzzle, symmetries, lattice, false).unwrap();
@@ -107,5 +119,105 @@ fn computed_classes_are_the_tabulated_ones() {
         computed.symmetries.conjugate_cells(k, &cells, &mut image);
         assert_eq!(image, computed.rep(class), "rank {}", rank);
     }
-    assert!(computed.table_bytes() < table.table_bytes());
+    // The index is smaller than the table; the predecessor cache, which
+    // only computed classes keep, comes on top.
+    assert!(computed.table_bytes() - computed.predecessor_cache_bytes() < table.table_bytes());
+    assert_eq!(table.predecessor_cache_bytes(), 0);
+    assert_eq!(
+        computed.predecessor_cache_bytes(),
+        computed.classes() as u64 * 9 * 4,
+        "9 moves"
+    );
+    // Kept predecessors are the ones found afresh, asked twice.
+    let modulus = puzzle.coding.as_ref().map(|c| &c.modulus[..]);
+    for (m, inverse) in puzzle.moves.iter().map(|m| m.undoing(modulus)).enumerate() {
+        for class in 0..computed.classes() {
+            let fresh = computed.find_predecessor(class, &inverse);
+            assert_eq!(
+                fresh.0,
+                table.predecessor(class, m, &inverse).0,
+                "class {class}, move {m}"
+            );
+            assert_eq!(
+                computed.predecessor(class, m, &inverse),
+                fresh,
+                "class {class}, move {m}"
+            );
+            assert_eq!(
+                computed.predecessor(class, m, &inverse),
+                fresh,
+                "class {class}, move {m}, kept"
+            );
+        }
+    }
+}
+
+/// Every index map's half tables, for each class, move and symmetry, give
+/// the index of the twists the map makes of every valid twist vector,
+/// and those twists are valid again (the derived flip included).
+fn assert_tables_apply_the_maps(space: &OrientedSpace, puzzle: &Puzzle, classes: usize) {
+    let modulus = puzzle.coding.as_ref().map(|c| &c.modulus[..]);
+    let inverses: Vec<_> = puzzle.moves.iter().map(|m| m.undoing(modulus)).collect();
+    let split = space.split();
+    let step = (space.classes() / classes).max(1);
+    for class in (0..space.classes()).step_by(step) {
+        let rep = space.rep(class);
+        for inverse in inverses.iter().map(Some).chain([None]) {
+            for k in 0..space.order() {
+                let map = AffineMap::new(space, &rep, inverse, k);
+                for forward in [false, true] {
+                    let (lo, hi) = map.tables(space, forward);
+                    for index in crate::space::bits::set_bits(space.valid()) {
+                        let twists = map.apply(space, &space.twists_at(index as u64), forward);
+                        let (l, h) = (lo[index % split as usize], hi[index / split as usize]);
+                        let image = match space.join() {
+                            Join::Add => l + h,
+                            Join::Xor => l ^ h,
+                        };
+                        assert_eq!(
+                            u64::from(image),
+                            space.twist_index(&twists),
+                            "class {class}, element {k}"
+                        );
+                        assert_eq!(space.twists_at(u64::from(image)), twists, "class {class}, element {k}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn flips_store_only_even_vectors_and_their_tables_apply_the_maps() {
+    // The 3×3×3's edges under U, R, F: nine edges that flip, the other
+    // three fixed. A block holds the 2^8 flip vectors of even sum.
+    let puzzle = tws("3x3x3.tws", " --nocorners --nocenters --moves U,R,F");
+    let space = planned(&puzzle);
+    assert_eq!(space.join(), Join::Xor);
+    assert_eq!(space.block_states(), 256);
+    assert_eq!(
+        crate::space::bits::popcount(space.valid()),
+        256,
+        "every stored vector valid"
+    );
+    for index in 0..256 {
+        let twists = space.twists_at(index);
+        assert_eq!(
+            twists.iter().map(|&t| u32::from(t)).sum::<u32>() % 2,
+            0,
+            "index {index}"
+        );
+        assert_eq!(space.twist_index(&twists), index);
+    }
+    assert_tables_apply_the_maps(&space, &puzzle, 40);
+}
+
+#[test]
+fn corner_twists_keep_every_digit_and_their_tables_apply_the_maps() {
+    // The 2×2×2: twists mod 3, so no digit is derived and the tables add.
+    let puzzle = tws("2x2x2.tws", "");
+    let space = planned(&puzzle);
+    assert_eq!(space.join(), Join::Add);
+    assert_eq!(crate::space::bits::popcount(space.valid()) * 3, space.block_states());
+    assert_tables_apply_the_maps(&space, &puzzle, 20);
 }
