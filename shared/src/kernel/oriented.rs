@@ -46,15 +46,12 @@ impl OrientedMoves {
     /// predecessors' arrangement and the element that canonicalises it
     /// (kept by the space across levels where they cost most to find).
     fn predecessors(&self, space: &OrientedSpace, shard: u64) -> Vec<(usize, usize)> {
-        space
-            .shard_classes(shard)
-            .flat_map(|class| {
-                self.inverses
-                    .iter()
-                    .enumerate()
-                    .map(move |(m, inverse)| space.predecessor(class, m, inverse))
-            })
-            .collect()
+        let classes = space.shard_classes(shard);
+        let mut found = Vec::with_capacity(classes.len() * self.inverses.len());
+        for class in classes {
+            space.predecessors_of(class, &self.inverses, &mut found);
+        }
+        found
     }
 }
 

@@ -129,8 +129,8 @@ pub struct OrientedSpace {
     shard_first: Vec<u32>,
     /// The puzzle's moves.
     moves: usize,
-    /// Where computed classes' predecessors lie, kept across levels
-    /// (`predecessors.rs`); none where classes are looked up.
+    /// Where classes' predecessors lie, kept across levels
+    /// (`predecessors.rs`); none where an entry could not hold them.
     predecessors: Option<PredecessorCache>,
 }
 
@@ -343,7 +343,7 @@ impl OrientedSpace {
             moves: puzzle.moves.len(),
             predecessors: None,
         };
-        if !tabulate && predecessors::fits(space.classes(), space.order()) {
+        if predecessors::fits(space.classes(), space.order()) {
             space.predecessors = Some(PredecessorCache::default());
         }
         for index in 0..block_states {
@@ -533,8 +533,8 @@ impl OrientedSpace {
     }
 
     /// Bytes of the arrangement tables (the class and the canonicalising
-    /// element of every arrangement, or the computed index and its
-    /// predecessor cache; and the classes).
+    /// element of every arrangement, or the computed index; the classes;
+    /// and the predecessor cache).
     pub fn table_bytes(&self) -> u64 {
         let per_rank = match &self.index {
             ClassIndex::Table { class_of, .. } => class_of.len() * 6,

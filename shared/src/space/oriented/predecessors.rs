@@ -3,11 +3,13 @@
 //! symmetry that canonicalises it.
 //!
 //! The answer does not depend on the level, yet the kernel needs it for
-//! every class and move at every level. Where classes are computed
-//! (`least.rs`) finding it costs a least image, about 0.5 µs: 1.8·10⁸ of
-//! them on the 3×3×3's edges, some 50 s of two threads a level however
-//! sparse the level. So it is kept, one `u32` per class and move (720 MB
-//! there), filled when first asked and shared by every clone of the space.
+//! every class and move twice a level (listing a task's sources, then
+//! expanding). Where classes are computed (`least.rs`) finding it costs a
+//! least image, about 0.5 µs: 1.8·10⁸ of them on the 3×3×3's edges, some
+//! 50 s of two threads a level however sparse the level; where they are
+//! tabulated, a rank and an unrank. So it is kept, one `u32` per class and
+//! move (720 MB on the edges, 2.2 MB on their U, R, F subgroup), filled
+//! when first asked and shared by every clone of the space.
 
 use super::OrientedSpace;
 use crate::puzzle::Move;
@@ -52,37 +54,43 @@ pub(super) fn fits(classes: usize, order: usize) -> bool {
 }
 
 impl OrientedSpace {
-    /// The class of the arrangement that `inverse` (move `move_index`
-    /// undone) takes `class`'s representative to, and the element that
-    /// canonicalises it.
-    pub fn predecessor(&self, class: usize, move_index: usize, inverse: &Move) -> (usize, usize) {
+    /// For each move (`inverses[m]` undoes move `m`): the class of the
+    /// arrangement it takes `class`'s representative to, and the element
+    /// that canonicalises it; appended to `out`.
+    pub fn predecessors_of(&self, class: usize, inverses: &[Move], out: &mut Vec<(usize, usize)>) {
         let Some(cache) = &self.predecessors else {
-            return self.find_predecessor(class, inverse);
+            let rep = self.rep(class);
+            out.extend(inverses.iter().map(|inverse| self.find_predecessor(&rep, inverse)));
+            return;
         };
         let entries = cache.entries.get_or_init(|| {
             let n = self.classes() * self.moves;
             (0..n).map(|_| AtomicU32::new(0)).collect()
         });
-        let entry = &entries[class * self.moves + move_index];
         let bits = element_bits(self.order());
-        // Relaxed: an entry is written whole, and two threads that both
-        // find it unset compute and store the same value.
-        match entry.load(Ordering::Relaxed) {
-            0 => {
-                let (source, k) = self.find_predecessor(class, inverse);
-                entry.store((((source as u32) << bits) | k as u32) + 1, Ordering::Relaxed);
-                (source, k)
-            }
-            packed => {
-                let packed = packed - 1;
-                ((packed >> bits) as usize, (packed & ((1 << bits) - 1)) as usize)
+        let row = &entries[class * self.moves..(class + 1) * self.moves];
+        let mut rep = None;
+        for (entry, inverse) in row.iter().zip(inverses) {
+            // Relaxed: an entry is written whole, and two threads that both
+            // find it unset compute and store the same value.
+            match entry.load(Ordering::Relaxed) {
+                0 => {
+                    let rep = rep.get_or_insert_with(|| self.rep(class));
+                    let (source, k) = self.find_predecessor(rep, inverse);
+                    entry.store((((source as u32) << bits) | k as u32) + 1, Ordering::Relaxed);
+                    out.push((source, k));
+                }
+                packed => {
+                    let packed = packed - 1;
+                    out.push(((packed >> bits) as usize, (packed & ((1 << bits) - 1)) as usize));
+                }
             }
         }
     }
 
-    /// [`Self::predecessor`] worked out afresh.
-    pub(super) fn find_predecessor(&self, class: usize, inverse: &Move) -> (usize, usize) {
-        let rep = self.rep(class);
+    /// The class of the arrangement `inverse` takes `rep` to, and the
+    /// element that canonicalises it, worked out afresh.
+    pub(super) fn find_predecessor(&self, rep: &[u8], inverse: &Move) -> (usize, usize) {
         // On the stack: without the cache this runs for every block and
         // move, twice a level.
         let mut q = [0u8; crate::puzzle::perm::MAX_POINTS];
@@ -92,8 +100,7 @@ impl OrientedSpace {
         self.canonical(&q[..rep.len()])
     }
 
-    /// Bytes the predecessor cache takes once filled (0 where classes are
-    /// looked up, not computed).
+    /// Bytes the predecessor cache takes once filled (0 without one).
     pub(super) fn predecessor_cache_bytes(&self) -> u64 {
         match self.predecessors {
             Some(_) => (self.classes() * self.moves * std::mem::size_of::<AtomicU32>()) as u64,

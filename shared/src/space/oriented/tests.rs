@@ -119,36 +119,29 @@ fn computed_classes_are_the_tabulated_ones() {
         computed.symmetries.conjugate_cells(k, &cells, &mut image);
         assert_eq!(image, computed.rep(class), "rank {}", rank);
     }
-    // The index is smaller than the table; the predecessor cache, which
-    // only computed classes keep, comes on top.
-    assert!(computed.table_bytes() - computed.predecessor_cache_bytes() < table.table_bytes());
-    assert_eq!(table.predecessor_cache_bytes(), 0);
-    assert_eq!(
-        computed.predecessor_cache_bytes(),
-        computed.classes() as u64 * 9 * 4,
-        "9 moves"
-    );
+    // The index is smaller than the table; the predecessor cache comes on
+    // top of both: a u32 per class and move (9 moves).
+    let cache = computed.classes() as u64 * 9 * 4;
+    assert_eq!(computed.predecessor_cache_bytes(), cache);
+    assert_eq!(table.predecessor_cache_bytes(), cache);
+    assert!(computed.table_bytes() < table.table_bytes());
     // Kept predecessors are the ones found afresh, asked twice.
     let modulus = puzzle.coding.as_ref().map(|c| &c.modulus[..]);
-    for (m, inverse) in puzzle.moves.iter().map(|m| m.undoing(modulus)).enumerate() {
-        for class in 0..computed.classes() {
-            let fresh = computed.find_predecessor(class, &inverse);
-            assert_eq!(
-                fresh.0,
-                table.predecessor(class, m, &inverse).0,
-                "class {class}, move {m}"
-            );
-            assert_eq!(
-                computed.predecessor(class, m, &inverse),
-                fresh,
-                "class {class}, move {m}"
-            );
-            assert_eq!(
-                computed.predecessor(class, m, &inverse),
-                fresh,
-                "class {class}, move {m}, kept"
-            );
-        }
+    let inverses: Vec<_> = puzzle.moves.iter().map(|m| m.undoing(modulus)).collect();
+    for class in 0..computed.classes() {
+        let rep = computed.rep(class);
+        let fresh: Vec<_> = inverses
+            .iter()
+            .map(|inverse| computed.find_predecessor(&rep, inverse))
+            .collect();
+        let (mut first, mut again, mut tabulated) = (Vec::new(), Vec::new(), Vec::new());
+        computed.predecessors_of(class, &inverses, &mut first);
+        computed.predecessors_of(class, &inverses, &mut again);
+        table.predecessors_of(class, &inverses, &mut tabulated);
+        assert_eq!(first, fresh, "class {class}");
+        assert_eq!(again, fresh, "class {class}, kept");
+        let classes = |found: &[(usize, usize)]| found.iter().map(|p| p.0).collect::<Vec<_>>();
+        assert_eq!(classes(&tabulated), classes(&fresh), "class {class}");
     }
 }
 
