@@ -232,7 +232,8 @@ pub fn binary(name: &str) -> PathBuf {
 
 /// The most recently modified file binary `name` is built from: the
 /// sources of the packages it consists of, the protocol's build script and
-/// definition (not their tests, which leave the binaries as they are).
+/// definition (not their unit tests, `tests.rs` and `tests/`, which
+/// leave the binaries as they are).
 /// Only its own packages: cargo does not relink `cayley-worker` when the
 /// coordinator changes, and counting the coordinator's sources refused a
 /// worker binary that was up to date.
@@ -241,6 +242,10 @@ fn newest_source(workspace: &Path, name: &str) -> Option<(std::time::SystemTime,
         let Ok(meta) = std::fs::metadata(path) else {
             return;
         };
+        // Unit-test modules (`tests.rs`, `tests/`) build no binary.
+        if path.file_stem().is_some_and(|stem| stem == "tests") {
+            return;
+        }
         if meta.is_dir() {
             for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
                 walk(&entry.path(), newest);
