@@ -81,25 +81,37 @@ fn a_reduced_cube_stopped_by_a_full_disk_resumes_to_the_published_table() {
     assert_eq!(result["symmetries"], 48);
 }
 
+/// Runs the tipless pyraminx with `options`, checks that it was reduced by
+/// the tetrahedron's 24 motions, that its states and classes per depth
+/// are those of a plain search of `generators` under `motions` (sticker
+/// permutations) and that its antipodes' words solve them. Returns the
+/// bits a block holds.
+fn assert_pyraminx_matches(options: &str, generators: &[Vec<u8>], motions: &[Vec<u8>], positions: u64) -> u64 {
+    let dir = test_dir();
+    let path = dir.path().join("pyraminx.tws");
+    std::fs::write(&path, pyraminx_tws()).unwrap();
+    let run = run_complete(&format!("tws:{}{} --antipodes 5", path.display(), options));
+    let Space::Oriented(space) = &run.job.space else {
+        panic!("{options}: reduced by its symmetries of slots and twists")
+    };
+    assert_eq!(motions.len(), 24, "the tetrahedron's rotations and mirror images");
+    assert_eq!(space.order(), 24, "{options}");
+    let (states, classes) = classes_by_depth(generators, motions);
+    assert_eq!(states.iter().sum::<u64>(), positions, "{options}");
+    assert_eq!(run.result.depths, states, "{options}");
+    assert_eq!(run.result.depths_reduced, classes, "{options}");
+    assert_words_solve(&run);
+    space.block_states()
+}
+
 #[test]
 fn the_tipless_pyraminx_reduced_by_its_24_symmetries_matches_a_plain_search() {
     // Axial pieces turn in place (free twists, orbits of one slot) and
     // edges form a second orbit: arrangements ranked orbit by orbit.
-    let dir = test_dir();
-    let path = dir.path().join("pyraminx.tws");
-    std::fs::write(&path, pyraminx_tws()).unwrap();
-    let run = run_complete(&format!("tws:{} --antipodes 5", path.display()));
-    let Space::Oriented(space) = &run.job.space else {
-        panic!("reduced by its symmetries of slots and twists")
-    };
+    let generators = pyraminx_sticker_generators();
     let motions = pyraminx_sticker_symmetries();
-    assert_eq!(motions.len(), 24, "the tetrahedron's rotations and mirror images");
-    assert_eq!(space.order(), 24);
-    let (states, classes) = classes_by_depth(&pyraminx_sticker_generators(), &motions);
-    assert_eq!(states.iter().sum::<u64>(), 933_120, "the tipless pyraminx's positions");
-    assert_eq!(run.result.depths, states);
-    assert_eq!(run.result.depths_reduced, classes);
-    assert_words_solve(&run);
+    let block = assert_pyraminx_matches("", &generators, &motions, 933_120);
+    assert_eq!(block, 81 * 64, "four free axial twists, six edge flips");
 }
 
 #[test]
@@ -107,23 +119,9 @@ fn the_pyraminx_edges_stored_as_even_flips_only_match_a_plain_search() {
     // Six edges, flips only, their sum even: a block keeps 2^5 flip
     // vectors (the sixth flip is the sum of the others) and the index
     // maps are affine over GF(2).
-    let dir = test_dir();
-    let path = dir.path().join("pyraminx.tws");
-    std::fs::write(&path, pyraminx_tws()).unwrap();
-    let run = run_complete(&format!("tws:{} --omit AXIAL --antipodes 5", path.display()));
-    let Space::Oriented(space) = &run.job.space else {
-        panic!("reduced by its symmetries of slots and twists")
-    };
-    assert_eq!(space.order(), 24);
-    assert_eq!(space.block_states(), 32, "only the even flip vectors of six edges");
+    let generators = edge_stickers_only(&pyraminx_sticker_generators());
     let motions = edge_stickers_only(&pyraminx_sticker_symmetries());
-    let (states, classes) = classes_by_depth(&edge_stickers_only(&pyraminx_sticker_generators()), &motions);
-    assert_eq!(
-        states.iter().sum::<u64>(),
-        360 * 32,
-        "even permutations of six edges, even flips"
-    );
-    assert_eq!(run.result.depths, states);
-    assert_eq!(run.result.depths_reduced, classes);
-    assert_words_solve(&run);
+    // Even permutations of six edges, even flips.
+    let block = assert_pyraminx_matches(" --omit AXIAL", &generators, &motions, 360 * 32);
+    assert_eq!(block, 32, "only the even flip vectors of six edges");
 }
