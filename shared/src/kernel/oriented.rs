@@ -44,7 +44,7 @@ impl OrientedMoves {
 
     /// Per class of `shard` and move (class-major), the class of the
     /// predecessors' arrangement and the element that canonicalises it
-    /// (kept by the space across levels where they cost most to find).
+    /// (kept by the space across levels).
     fn predecessors(&self, space: &OrientedSpace, shard: u64) -> Vec<(usize, usize)> {
         let classes = space.shard_classes(shard);
         let mut found = Vec::with_capacity(classes.len() * self.inverses.len());
@@ -143,7 +143,7 @@ struct Sum;
 impl Combine for Sum {
     #[inline(always)]
     fn join(lo: u32, hi: u32) -> usize {
-        (lo + hi) as usize
+        Join::Add.of(lo, hi) as usize
     }
 }
 
@@ -153,7 +153,7 @@ struct Xor;
 impl Combine for Xor {
     #[inline(always)]
     fn join(lo: u32, hi: u32) -> usize {
-        (lo ^ hi) as usize
+        Join::Xor.of(lo, hi) as usize
     }
 }
 

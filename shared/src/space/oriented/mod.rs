@@ -152,6 +152,16 @@ pub enum Join {
     Xor,
 }
 
+impl Join {
+    /// The index that half-table values `lo` and `hi` stand for.
+    pub fn of(self, lo: u32, hi: u32) -> u32 {
+        match self {
+            Join::Add => lo + hi,
+            Join::Xor => lo ^ hi,
+        }
+    }
+}
+
 impl OrientedSpace {
     /// Checks that the twists of `puzzle` (group order `group_order`) are
     /// independent of the arrangement, cheaply (no symmetry search, no
@@ -513,12 +523,7 @@ impl OrientedSpace {
                 fixed += crate::space::bits::set_bits(block)
                     .filter(|&i| {
                         let i = i as u64;
-                        let (l, h) = (lo[(i % self.split) as usize], hi[(i / self.split) as usize]);
-                        let image = match join {
-                            Join::Add => l + h,
-                            Join::Xor => l ^ h,
-                        };
-                        image == i as u32
+                        join.of(lo[(i % self.split) as usize], hi[(i / self.split) as usize]) == i as u32
                     })
                     .count() as u64;
             }

@@ -162,11 +162,7 @@ fn assert_tables_apply_the_maps(space: &OrientedSpace, puzzle: &Puzzle, classes:
                     let (lo, hi) = map.tables(space, forward);
                     for index in crate::space::bits::set_bits(space.valid()) {
                         let twists = map.apply(space, &space.twists_at(index as u64), forward);
-                        let (l, h) = (lo[index % split as usize], hi[index / split as usize]);
-                        let image = match space.join() {
-                            Join::Add => l + h,
-                            Join::Xor => l ^ h,
-                        };
+                        let image = space.join().of(lo[index % split as usize], hi[index / split as usize]);
                         assert_eq!(
                             u64::from(image),
                             space.twist_index(&twists),
