@@ -83,6 +83,9 @@ pub struct IoTotals {
     /// `busy_seconds` plus each task's start and end (its file's fsync).
     pub sources_seconds: f64,
     pub other_seconds: f64,
+    /// Of `other_seconds`, thread-seconds spent waiting for a worker's
+    /// shared cache while another of its threads held it.
+    pub wait_seconds: f64,
     /// Seconds of the tasks themselves, summed (worker-seconds of wall
     /// time; tasks of one worker may overlap).
     pub task_seconds: f64,
@@ -115,6 +118,7 @@ impl IoTotals {
         self.write_seconds += o.write_seconds;
         self.sources_seconds += o.sources_seconds;
         self.other_seconds += o.other_seconds;
+        self.wait_seconds += o.wait_seconds;
         self.task_seconds += o.task_seconds;
         self.busy_seconds += o.busy_seconds;
         self.idle_seconds += o.idle_seconds;

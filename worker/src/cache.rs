@@ -114,6 +114,36 @@ pub struct ShardCache {
     empty_seen: BTreeMap<u32, Vec<u64>>,
 }
 
+/// A union of earlier levels taken out of the cache. Its words are made
+/// by [`Seen::into_words`], after the caller lets go of the cache's lock:
+/// zeroing or copying a shard there held up every other thread (on 16
+/// threads, a fresh slot's first write also faults its pages in).
+pub enum Seen {
+    /// The union itself.
+    Words(Slot),
+    /// An empty union: a buffer of unspecified contents, to be zeroed.
+    Empty(Slot),
+    /// A union another holder still shares: `from`, to be copied `into`.
+    Shared { into: Slot, from: Arc<Slot> },
+}
+
+impl Seen {
+    /// The union's words (zeroing or copying them first where needed).
+    pub fn into_words(self) -> Slot {
+        match self {
+            Seen::Words(words) => words,
+            Seen::Empty(mut words) => {
+                words.fill(0);
+                words
+            }
+            Seen::Shared { mut into, from } => {
+                into.copy_from_slice(&from);
+                into
+            }
+        }
+    }
+}
+
 /// Ticks of ordinary use start here; low-priority inserts count down from it.
 const TICK_BASE: u64 = 1 << 62;
 
@@ -182,13 +212,6 @@ impl ShardCache {
     pub fn buffer_for_load(&mut self) -> Slot {
         self.make_room();
         self.buffer()
-    }
-
-    /// A shard-sized buffer of zeros.
-    pub fn zeroed(&mut self) -> Slot {
-        let mut words = self.buffer();
-        words.fill(0);
-        words
     }
 
     /// The shard `key`, from memory or from `load`, which reads it from the
@@ -260,20 +283,19 @@ impl ShardCache {
     }
 
     /// Takes out the union of `shard`'s levels below `below`, if held.
-    pub fn take_seen(&mut self, below: u32, shard: u64) -> Option<Slot> {
+    pub fn take_seen(&mut self, below: u32, shard: u64) -> Option<Seen> {
         if self.take_empty_seen(below, shard) {
-            return Some(self.zeroed());
+            return Some(Seen::Empty(self.buffer()));
         }
         let entry = self.entries.remove(&(SEEN | below, shard))?;
         self.order.remove(&entry.queued);
         self.used -= self.shard_bytes;
         match Arc::try_unwrap(entry.bits.words) {
-            Ok(slot) => Some(slot),
-            Err(shared) => {
-                let mut copy = self.buffer();
-                copy.copy_from_slice(&shared);
-                Some(copy)
-            }
+            Ok(slot) => Some(Seen::Words(slot)),
+            Err(shared) => Some(Seen::Shared {
+                into: self.buffer(),
+                from: shared,
+            }),
         }
     }
 

@@ -554,6 +554,7 @@ pub fn done_message(r: &TaskResult) -> TaskDone {
             write_seconds: r.io.write_seconds,
             sources_seconds: r.io.sources_seconds,
             other_seconds: r.io.other_seconds,
+            wait_seconds: r.io.wait_seconds,
             busy_seconds: r.io.busy_seconds,
             idle_seconds: r.io.idle_seconds,
             threads: r.io.threads,

@@ -14,7 +14,7 @@ mod readers;
 mod shard;
 mod store;
 
-use crate::cache::{Bits, CacheStats, ShardCache};
+use crate::cache::{Bits, CacheStats};
 use crate::slab::{Slab, Slot};
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::{ChunkId, ChunkWriter, FormatError};
@@ -79,6 +79,10 @@ pub struct TaskIo {
     pub write_seconds: f64,
     /// The rest: cache hits, seen sets, counting classes, bookkeeping.
     pub other_seconds: f64,
+    /// Of the rest, seconds threads waited for the worker's shared cache
+    /// while another thread held it (since the worker's last task ended:
+    /// summed over a level's tasks, the level's total).
+    pub wait_seconds: f64,
     /// CPU seconds of the pool's threads since the last task of this
     /// worker ended (tasks may overlap: summed over a level's tasks, it is
     /// the pool's CPU time over the level).
@@ -189,7 +193,7 @@ impl TaskRunner {
             checkpoint: CheckpointDir::existing(checkpoint),
             write,
             fingerprint,
-            store: store::Store::new(ShardCache::new(cache_budget, shard_bytes, slab)),
+            store: store::Store::new(cache_budget, shard_bytes, slab, threads),
             zeros: Bits::new(Slot::heap(words), 0),
             window,
             tasks_at_once,
@@ -212,12 +216,12 @@ impl TaskRunner {
 
     /// Shard buffers of the worker's slab ever in use at once.
     pub fn slots_touched(&self) -> usize {
-        self.store.lock().cache.slots_touched()
+        self.store.slots_touched()
     }
 
     /// Highest bytes of shards the cache held.
     pub fn cache_peak(&self) -> u64 {
-        self.store.lock().cache.peak
+        self.store.peak()
     }
 
     /// Tasks the memory budget lets this runner compute side by side.
@@ -305,6 +309,7 @@ impl TaskRunner {
         io.sources_seconds += totals.sources;
         io.compute_seconds = totals.compute;
         io.other_seconds = totals.other;
+        io.wait_seconds = self.store.take_waited();
         io.busy_seconds = self.clock.since_last();
         Ok(TaskResult {
             stored: header.popcount,
@@ -322,12 +327,8 @@ impl TaskRunner {
     /// Offers computed outputs of level `level` to the cache, for the next
     /// level's tasks, where there is free room.
     fn keep_outputs(&self, level: u32, kept: Vec<(u64, Bits)>) {
-        let mut held = self.store.lock();
         for (shard, bits) in kept {
-            if !held.cache.has_room() {
-                break;
-            }
-            held.cache.offer((level, shard), bits);
+            self.store.lock(shard).cache.offer((level, shard), bits);
         }
     }
 }

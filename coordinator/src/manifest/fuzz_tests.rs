@@ -62,6 +62,7 @@ fn io() -> IoTotals {
         write_seconds: 0.125,
         sources_seconds: 0.5,
         other_seconds: 0.0625,
+        wait_seconds: 0.03125,
         task_seconds: 2.4375,
         busy_seconds: 4.5,
         idle_seconds: 0.375,

@@ -253,6 +253,7 @@ fn status_of(s: &JobState, lease_secs: u32) -> StatusReply {
             write_seconds: s.level_io().write_seconds,
             sources_seconds: s.level_io().sources_seconds,
             other_seconds: s.level_io().other_seconds,
+            wait_seconds: s.level_io().wait_seconds,
             busy_seconds: s.level_io().busy_seconds,
             idle_seconds: s.level_io().idle_seconds,
             threads: s.level_io().threads,

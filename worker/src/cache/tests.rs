@@ -107,7 +107,10 @@ fn seen_unions_are_taken_once_and_dropped_with_their_level() {
     offer_seen(&mut cache, 3, 5, seen);
     let seen = filled(&mut cache, 8);
     offer_seen(&mut cache, 4, 5, seen);
-    assert_eq!(cache.take_seen(3, 5).map(|s| s.to_vec()), Some(vec![7; WORDS]));
+    assert_eq!(
+        cache.take_seen(3, 5).map(|s| s.into_words().to_vec()),
+        Some(vec![7; WORDS])
+    );
     assert!(cache.take_seen(3, 5).is_none(), "taken out");
     assert!(cache.take_seen(3, 6).is_none());
     cache.get((3, 1), &mut stats, load(1)).unwrap();
@@ -129,13 +132,22 @@ fn empty_unions_take_no_room_and_carry_over() {
     let seen = filled(&mut cache, 2);
     offer_seen(&mut cache, 3, 7, seen);
     assert!(cache.take_seen(3, 7).is_none(), "no room for a second one");
-    assert_eq!(cache.take_seen(3, 5).map(|s| s.to_vec()), Some(vec![0; WORDS]));
+    assert_eq!(
+        cache.take_seen(3, 5).map(|s| s.into_words().to_vec()),
+        Some(vec![0; WORDS])
+    );
     assert!(cache.take_seen(3, 5).is_none(), "taken out");
     cache.carry_seen(3, 700);
     cache.carry_seen(3, 6);
     assert!(cache.take_seen(3, 700).is_none());
-    assert_eq!(cache.take_seen(4, 700).map(|s| s.to_vec()), Some(vec![0; WORDS]));
-    assert_eq!(cache.take_seen(4, 6).map(|s| s.to_vec()), Some(vec![1; WORDS]));
+    assert_eq!(
+        cache.take_seen(4, 700).map(|s| s.into_words().to_vec()),
+        Some(vec![0; WORDS])
+    );
+    assert_eq!(
+        cache.take_seen(4, 6).map(|s| s.into_words().to_vec()),
+        Some(vec![1; WORDS])
+    );
     let seen = filled(&mut cache, 0);
     offer_seen(&mut cache, 4, 9, seen);
     cache.drop_levels_below(4);

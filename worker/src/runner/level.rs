@@ -141,12 +141,11 @@ impl TaskRunner {
     /// returns its view and its sparse map (worked out last).
     #[allow(clippy::type_complexity)]
     fn begin_level(&self, from_level: u32) -> (LevelView, Result<Option<Vec<u64>>, TaskError>) {
-        {
-            let mut held = self.store.lock();
+        self.store.each_stripe(|held| {
             held.cache.drop_levels_below(from_level.saturating_sub(1));
             held.cache.drop_covered(from_level);
-            held.files.retain_levels_from(from_level.saturating_sub(1));
-        }
+        });
+        self.store.files_mut().retain_levels_from(from_level.saturating_sub(1));
         // F_{d-2} is on disk when the coordinator kept it (it holds more
         // states than remain unseen) or as an early level `last2` keeps;
         // its states then leave the kernel's unseen set.

@@ -10,12 +10,15 @@
 
 use cayley_shared::files::format::ChunkReader;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// Open chunk files, least recently used dropped first.
+/// Open chunk files, least recently used dropped first. Lookups take
+/// `&self` (the ticks are atomics), so that the worker's threads look files
+/// up side by side under a read lock: every input of every shard is one.
 pub(super) struct Readers {
-    open: HashMap<(u32, u64), (Arc<ChunkReader>, u64), foldhash::fast::RandomState>,
-    tick: u64,
+    open: HashMap<(u32, u64), (Arc<ChunkReader>, AtomicU64), foldhash::fast::RandomState>,
+    tick: AtomicU64,
     capacity: usize,
 }
 
@@ -23,16 +26,19 @@ impl Readers {
     pub fn new() -> Readers {
         Readers {
             open: HashMap::default(),
-            tick: 0,
+            tick: AtomicU64::new(0),
             capacity: open_file_capacity(),
         }
     }
 
     /// The reader of `(level, chunk)` if open.
-    pub fn get(&mut self, level: u32, chunk: u64) -> Option<Arc<ChunkReader>> {
-        self.tick += 1;
-        let entry = self.open.get_mut(&(level, chunk))?;
-        entry.1 = self.tick;
+    pub fn get(&self, level: u32, chunk: u64) -> Option<Arc<ChunkReader>> {
+        let entry = self.open.get(&(level, chunk))?;
+        // Only the order of uses matters, and only roughly (which file
+        // closes first when full): relaxed ticks suffice.
+        entry
+            .1
+            .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
         Some(entry.0.clone())
     }
 
@@ -40,14 +46,18 @@ impl Readers {
     /// used file when full.
     pub fn insert(&mut self, level: u32, chunk: u64, reader: ChunkReader) -> Arc<ChunkReader> {
         if self.open.len() >= self.capacity {
-            let oldest = self.open.iter().min_by_key(|(_, (_, tick))| *tick).map(|(&key, _)| key);
+            let oldest = self
+                .open
+                .iter()
+                .min_by_key(|(_, (_, tick))| tick.load(Ordering::Relaxed))
+                .map(|(&key, _)| key);
             if let Some(key) = oldest {
                 self.open.remove(&key);
             }
         }
-        self.tick += 1;
+        let tick = AtomicU64::new(self.tick.fetch_add(1, Ordering::Relaxed));
         let reader = Arc::new(reader);
-        self.open.insert((level, chunk), (reader.clone(), self.tick));
+        self.open.insert((level, chunk), (reader.clone(), tick));
         reader
     }
 

@@ -7,7 +7,7 @@
 
 use super::level::LevelView;
 use super::{TaskError, TaskRunner};
-use crate::cache::{Bits, CacheStats};
+use crate::cache::{Bits, CacheStats, Seen};
 use crate::slab::Slot;
 use cayley_shared::files::format::PreparedShard;
 use cayley_shared::kernel::task::{ShardInputs, SourceBits, TaskStats};
@@ -44,7 +44,7 @@ impl TaskRunner {
         stats: &mut CacheStats,
     ) -> Result<Gathered, TaskError> {
         let from_level = view.from_level;
-        let mut held = self.store.lock();
+        let mut held = self.store.lock(shard);
         // "Seen" is every earlier level when this worker holds their union;
         // otherwise the level before, which suffices for an undirected
         // graph. Every earlier level makes bottom-up probe only the states
@@ -53,7 +53,7 @@ impl TaskRunner {
         // whole search.
         let seen = match held.cache.take_seen(from_level, shard) {
             Some(seen) => Some(seen),
-            None if from_level == 0 => Some(held.cache.zeroed()),
+            None if from_level == 0 => Some(Seen::Empty(held.cache.buffer())),
             None => None,
         };
         let output = held.cache.buffer();
@@ -63,25 +63,27 @@ impl TaskRunner {
             None if self.ctx.job.directed => {
                 drop(held);
                 let union = self.union_of_levels(from_level, shard, stats)?;
-                held = self.store.lock();
-                Some(union)
+                held = self.store.lock(shard);
+                Some(Seen::Words(union))
             }
             seen => seen,
         };
+        drop(held);
+        // The stripe is let go of: the union is zeroed or copied now.
+        let seen = seen.map(Seen::into_words);
         let mut keys: Vec<(u32, u64)> = Vec::with_capacity(sources.len() + 2);
         if seen.is_none() {
             keys.push((from_level - 1, shard));
         }
         keys.push((from_level, shard));
         keys.extend(sources.iter().map(|&s| (from_level, s)));
-        // The inputs are looked up in the same lock session.
-        let mut fetched = self.fetch_held(held, &keys, stats)?.into_iter();
+        let mut fetched = self.fetch(&keys, stats)?.into_iter();
         let before = seen.is_none().then(|| fetched.next().expect("fetched"));
         let current = fetched.next().expect("fetched");
         let sources: Vec<(u64, Bits)> = sources.into_iter().zip(fetched).collect();
         let wider = match (&before, view.older()) {
             (Some(before), Some(older)) => {
-                let mut wider = self.store.lock().cache.buffer();
+                let mut wider = self.store.lock(shard).cache.buffer();
                 wider.copy_from_slice(before.words());
                 match self.or_level_into(older, shard, &mut wider, stats) {
                     Ok(()) => Some(wider),
@@ -122,7 +124,7 @@ impl TaskRunner {
         // it (the next buffer would then fault in afresh).
         drop((gathered.before, gathered.wider, current, gathered.sources));
         let output = gathered.output;
-        let mut held = self.store.lock();
+        let mut held = self.store.lock(shard);
         if from_level > 0 {
             held.cache.remove((from_level - 1, shard));
         }
@@ -139,8 +141,8 @@ impl TaskRunner {
         if shards.is_empty() {
             return;
         }
-        let mut held = self.store.lock();
         for shard in shards {
+            let mut held = self.store.lock(shard);
             if from_level > 0 {
                 held.cache.remove((from_level - 1, shard));
             }

@@ -1,33 +1,58 @@
 //! The worker's shards and open chunk files, shared by its threads.
 //!
-//! Every thread of a task fetches its own shard's inputs: the cache and the
-//! open files sit behind one lock, taken once to look up all of a shard's
-//! inputs and once more to keep what was loaded, while reading and
-//! decompressing (the slow part of a miss) run outside it, on as many
-//! threads as miss at once. A shard that one thread is loading is not
-//! loaded again by another: that one waits for it (the sources of
+//! Every thread of a task fetches its own shard's inputs. The cache is cut
+//! into **stripes** by shard number, each behind its own lock, and the open
+//! files sit behind a read-write lock that lookups take for reading; reading
+//! and decompressing (the slow part of a miss) run outside every lock, on
+//! as many threads as miss at once. A shard that one thread is loading is
+//! not loaded again by another: that one waits for it (the sources of
 //! neighbouring target shards are mostly the same shards).
+//!
+//! Why stripes: with one lock for the cache and the files, the 4×4
+//! Loopover's depth 8 on 16 threads spent 72.7 thread-seconds of its 173
+//! outside the kernel, against 11.2 on 2 threads (docs/history.md, "Every
+//! core at work"): a shard's 26 lookups took the one lock in turn with
+//! every other thread's.
 
 use super::readers::Readers;
 use super::{input_error, TaskError, TaskRunner};
 use crate::cache::{Bits, CacheStats, ShardCache, ShardKey};
-use crate::slab::Slot;
+use crate::slab::{Slab, Slot};
 use cayley_shared::files::format::ChunkReader;
 use std::cell::RefCell;
 use std::collections::HashSet;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, TryLockError};
 use std::time::Instant;
 
-/// The cache and the open files, behind one lock.
+/// Stripes hold at least this many shards each, so that each stripe's
+/// least-recently-used order stays close to the whole cache's.
+const SHARDS_PER_STRIPE: u64 = 256;
+
+/// At most this many stripes: with 4 per thread, 16 threads rarely meet.
+const MAX_STRIPES: usize = 64;
+
+/// The cache's stripes and the open files.
 pub(super) struct Store {
+    stripes: Box<[Stripe]>,
+    files: RwLock<Readers>,
+    /// Nanoseconds threads waited for a stripe while another thread held
+    /// it, since the last [`Store::take_waited`]: the part of a level's
+    /// "other" time that is contention, not work (counted only when a
+    /// thread waits).
+    waited: AtomicU64,
+}
+
+/// One stripe: the shards `s` with `s % stripes == i`.
+struct Stripe {
     inner: Mutex<Held>,
     /// Signalled whenever loads are kept (see [`Held::loading`]).
     loaded: Condvar,
 }
 
+/// A stripe's cache and the loads under way of its shards.
 pub(super) struct Held {
     pub cache: ShardCache,
-    pub files: Readers,
     /// Shards some thread is reading from the checkpoint right now.
     loading: HashSet<ShardKey, foldhash::fast::RandomState>,
 }
@@ -39,22 +64,90 @@ thread_local! {
 }
 
 impl Store {
-    pub fn new(cache: ShardCache) -> Store {
+    /// A cache of `budget` bytes of shards of `shard_bytes`, its buffers
+    /// from `slab`, cut into stripes for `threads` threads (one stripe for
+    /// one thread, or where the budget holds few shards).
+    pub fn new(budget: u64, shard_bytes: u64, slab: Slab, threads: usize) -> Store {
+        let room = budget / shard_bytes.max(1);
+        let stripes = if threads <= 1 {
+            1
+        } else {
+            (4 * threads)
+                .min(MAX_STRIPES)
+                .min((room / SHARDS_PER_STRIPE) as usize)
+                .max(1)
+        };
+        let share = budget / stripes as u64;
         Store {
-            inner: Mutex::new(Held {
-                cache,
-                files: Readers::new(),
-                loading: HashSet::default(),
-            }),
-            loaded: Condvar::new(),
+            stripes: (0..stripes)
+                .map(|_| Stripe {
+                    inner: Mutex::new(Held {
+                        cache: ShardCache::new(share, shard_bytes, slab.clone()),
+                        loading: HashSet::default(),
+                    }),
+                    loaded: Condvar::new(),
+                })
+                .collect(),
+            files: RwLock::new(Readers::new()),
+            waited: AtomicU64::new(0),
         }
     }
 
-    /// The cache and files. A panic while they were held cannot leave them
-    /// half-changed in a way that matters: the cache only loses track of
-    /// a shard, which is read again.
-    pub fn lock(&self) -> MutexGuard<'_, Held> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    fn stripe(&self, shard: u64) -> &Stripe {
+        &self.stripes[(shard % self.stripes.len() as u64) as usize]
+    }
+
+    /// The stripe holding `shard`'s entries (of every level). A panic while
+    /// it was held cannot leave it half-changed in a way that matters: the
+    /// cache only loses track of a shard, which is read again.
+    pub fn lock(&self, shard: u64) -> MutexGuard<'_, Held> {
+        let inner = &self.stripe(shard).inner;
+        match inner.try_lock() {
+            Ok(held) => held,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                let started = Instant::now();
+                let held = inner.lock().unwrap_or_else(|e| e.into_inner());
+                self.waited
+                    .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                held
+            }
+        }
+    }
+
+    /// Runs `f` on every stripe in turn.
+    pub fn each_stripe(&self, mut f: impl FnMut(&mut Held)) {
+        for stripe in self.stripes.iter() {
+            f(&mut stripe.inner.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+    }
+
+    /// The open files, for looking up.
+    fn files(&self) -> std::sync::RwLockReadGuard<'_, Readers> {
+        self.files.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The open files, for opening and closing.
+    pub fn files_mut(&self) -> std::sync::RwLockWriteGuard<'_, Readers> {
+        self.files.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Seconds threads waited for a stripe since the last call.
+    pub fn take_waited(&self) -> f64 {
+        self.waited.swap(0, Ordering::Relaxed) as f64 * 1e-9
+    }
+
+    /// Shard buffers of the slab ever in use at once.
+    pub fn slots_touched(&self) -> usize {
+        self.lock(0).cache.slots_touched()
+    }
+
+    /// Highest bytes of shards held: the stripes' peaks summed (at least
+    /// the peak of their sum).
+    pub fn peak(&self) -> u64 {
+        let mut peak = 0;
+        self.each_stripe(|held| peak += held.cache.peak);
+        peak
     }
 }
 
@@ -97,10 +190,10 @@ impl TaskRunner {
         let mut readers = vec![None; keys.len()];
         let mut missing = Vec::new();
         {
-            let mut held = self.store.lock();
+            let files = self.store.files();
             for (i, key) in keys.iter().enumerate().filter(|(_, k)| k.0 > 0) {
                 let (level, chunk) = chunk_of(key);
-                match held.files.get(level, chunk) {
+                match files.get(level, chunk) {
                     Some(reader) => readers[i] = Some(reader),
                     None => missing.push(i),
                 }
@@ -119,11 +212,12 @@ impl TaskRunner {
                 opened.push(((level, chunk), reader));
             }
         }
-        let mut held = self.store.lock();
+        let mut files = self.store.files_mut();
         let opened: Vec<((u32, u64), Arc<ChunkReader>)> = opened
             .into_iter()
-            .map(|((level, chunk), reader)| ((level, chunk), held.files.insert(level, chunk, reader)))
+            .map(|((level, chunk), reader)| ((level, chunk), files.insert(level, chunk, reader)))
             .collect();
+        drop(files);
         for &i in &missing {
             let at = chunk_of(&keys[i]);
             readers[i] = opened.iter().find(|(k, _)| *k == at).map(|(_, r)| r.clone());
@@ -134,48 +228,17 @@ impl TaskRunner {
     /// `F_level(shard)` for each `(level, shard)` of `keys`, from the cache
     /// or the checkpoint, counted in `stats`.
     pub(super) fn fetch(&self, keys: &[ShardKey], stats: &mut CacheStats) -> Result<Vec<Bits>, TaskError> {
-        self.fetch_held(self.store.lock(), keys, stats)
-    }
-
-    /// [`Self::fetch`] continuing the lock session `held` of the caller: a
-    /// shard whose inputs are all in memory takes the lock once.
-    pub(super) fn fetch_held(
-        &self,
-        mut held: MutexGuard<'_, Held>,
-        keys: &[ShardKey],
-        stats: &mut CacheStats,
-    ) -> Result<Vec<Bits>, TaskError> {
         let chunk_of = |shard: u64| self.ctx.job.chunking.chunk_of(shard);
-        let mut found: Vec<Option<Found>> = Vec::with_capacity(keys.len());
-        let mut unopened = Vec::new();
-        for (i, &(level, shard)) in keys.iter().enumerate() {
-            if level == 0 {
-                found.push(Some(self.look_up(&mut held, (level, shard), None, stats)));
-                continue;
-            }
-            match held.files.get(level, chunk_of(shard)) {
-                Some(reader) => found.push(Some(self.look_up(&mut held, (level, shard), Some(&reader), stats))),
-                None => {
-                    found.push(None);
-                    unopened.push(i);
-                }
-            }
-        }
-        let done = |found: &[Option<Found>]| found.iter().all(|f| matches!(f, Some(Found::Ready(_))));
-        if done(&found) {
+        let readers = self.readers_of(keys)?;
+        let mut found: Vec<Option<Found>> = keys
+            .iter()
+            .zip(&readers)
+            .map(|(&key, reader)| Some(self.look_up(&mut self.store.lock(key.1), key, reader.as_ref(), stats)))
+            .collect();
+        if found.iter().all(|f| matches!(f, Some(Found::Ready(_)))) {
             return Ok(found.into_iter().map(ready).collect());
         }
-        drop(held);
-        if !unopened.is_empty() {
-            // Files not open yet: opened (and verified) outside the lock.
-            let unopened_keys: Vec<ShardKey> = unopened.iter().map(|&i| keys[i]).collect();
-            let readers = self.readers_of(&unopened_keys)?;
-            let mut held = self.store.lock();
-            for (&i, reader) in unopened.iter().zip(readers) {
-                found[i] = Some(self.look_up(&mut held, keys[i], reader.as_ref(), stats));
-            }
-        }
-        // Loads outside the lock; on a failure, the marks of every load of
+        // Loads outside the locks; on a failure, the marks of every load of
         // this call go, so that nobody waits for them.
         let mut loaded = Vec::new();
         let mut failure = None;
@@ -202,15 +265,15 @@ impl TaskRunner {
                 }
             }
         }
-        if !loaded.is_empty() {
-            let mut held = self.store.lock();
-            for (i, bits) in loaded {
-                held.loading.remove(&keys[i]);
-                if let Some(bits) = bits {
-                    found[i] = Some(Found::Ready(held.cache.admit(keys[i], bits)));
-                }
+        for (i, bits) in loaded {
+            let key = keys[i];
+            let mut held = self.store.lock(key.1);
+            held.loading.remove(&key);
+            if let Some(bits) = bits {
+                found[i] = Some(Found::Ready(held.cache.admit(key, bits)));
             }
-            self.store.loaded.notify_all();
+            drop(held);
+            self.store.stripe(key.1).loaded.notify_all();
         }
         if let Some(e) = failure {
             return Err(e);
@@ -230,9 +293,14 @@ impl TaskRunner {
     /// A shard another thread was loading when it was looked up: waits for
     /// it, or loads it if that thread gave up.
     fn fetch_awaited(&self, key: ShardKey, stats: &mut CacheStats) -> Result<Bits, TaskError> {
-        let mut held = self.store.lock();
+        let mut held = self.store.lock(key.1);
         while held.loading.contains(&key) {
-            held = self.store.loaded.wait(held).unwrap_or_else(|e| e.into_inner());
+            held = self
+                .store
+                .stripe(key.1)
+                .loaded
+                .wait(held)
+                .unwrap_or_else(|e| e.into_inner());
         }
         if let Some(bits) = held.cache.lookup(key) {
             return Ok(bits);
@@ -243,7 +311,7 @@ impl TaskRunner {
         Ok(bits.into_iter().next().expect("one key, one shard"))
     }
 
-    /// One key looked up with the store held: ready (cached, empty, level 0),
+    /// One key looked up with its stripe held: ready (cached, empty, level 0),
     /// or to be loaded by this thread (a buffer taken for it), or awaited.
     fn look_up(
         &self,
@@ -328,7 +396,7 @@ impl TaskRunner {
         if reader.entries()[index].popcount == 0 {
             return Ok(());
         }
-        let buffer = self.store.lock().cache.buffer();
+        let buffer = self.store.lock(shard).cache.buffer();
         let chunk = self.ctx.job.chunking.chunk_of(shard);
         let buffer = self
             .load(&reader, index, buffer, stats)
@@ -341,7 +409,9 @@ impl TaskRunner {
     /// directed graph's "seen" set; most of these levels are read only
     /// here, so they bypass the cache).
     pub(super) fn union_of_levels(&self, below: u32, shard: u64, stats: &mut CacheStats) -> Result<Slot, TaskError> {
-        let mut union = self.store.lock().cache.zeroed();
+        // Zeroed outside the lock: a slot's first use faults its pages in.
+        let mut union = self.store.lock(shard).cache.buffer();
+        union.fill(0);
         self.ctx.job.level_zero(shard, &mut union);
         for level in 1..below {
             self.or_level_into(level, shard, &mut union, stats)?;

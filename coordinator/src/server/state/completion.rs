@@ -157,6 +157,7 @@ impl JobState {
                 write_seconds: io.write_seconds,
                 sources_seconds: io.sources_seconds,
                 other_seconds: io.other_seconds,
+                wait_seconds: io.wait_seconds,
                 task_seconds: c.done.seconds,
                 busy_seconds: io.busy_seconds,
                 idle_seconds: io.idle_seconds,
