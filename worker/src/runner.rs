@@ -1,6 +1,6 @@
 //! Runs one task `(from_level d, chunk C)` from files: for each target shard
 //! `B` of the chunk, fetches `F_{d-1}(B)`, `F_d(B)` and `F_d` of `B`'s
-//! source shards through the [`ShardCache`], runs the kernel, and appends
+//! source shards through the [`ShardCache`](crate::cache::ShardCache), runs the kernel, and appends
 //! `F_{d+1}(B)` to the chunk's output file. Every thread of the pool works
 //! a shard of its own from start to end (see the `pipeline` module), and
 //! tasks of one level may run side by side. Memory is the budget (the

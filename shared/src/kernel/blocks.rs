@@ -10,19 +10,24 @@
 //! so the cheaper estimate wins.
 
 use crate::kernel::lowtable::LowTable;
+use crate::kernel::occupancy::{has, occupied_word_blocks, OccupancyCache};
 use crate::kernel::task::SourceBits;
 pub use crate::kernel::task::TaskStats;
 use crate::kernel::transition::{ShardTransitions, Transition, NO_SOURCE};
 use crate::space::layout::{Layout, BLOCKS_PER_UNIT};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// Largest block in words (`7! = 5040` states → 79 words).
 pub const MAX_BLOCK_WORDS: usize = 80;
 
 /// The frontier `F_d` as the block kernel sees it: the source shards of one
-/// target shard, addressed by global block number.
+/// target shard, addressed by global block number, with which of their
+/// blocks hold states.
 pub struct Frontier<'a> {
     sources: &'a SourceBits<'a>,
+    /// One bit per block of each source, in the sources' shard order.
+    occupied: Vec<Arc<Vec<u64>>>,
     /// The layout's blocks per shard and words per block, worked out once:
     /// the layout computes them from factorials in 128 bits, which had
     /// been a tenth of the kernel's time on small blocks (60 states).
@@ -31,12 +36,27 @@ pub struct Frontier<'a> {
 }
 
 impl<'a> Frontier<'a> {
-    /// Wraps the source shards of one task.
-    pub fn new(layout: &Layout, sources: &'a SourceBits<'a>) -> Frontier<'a> {
+    /// Wraps the source shards of one task; which of their blocks hold
+    /// states comes from `occupancy` (the level's, worked out there once
+    /// per shard).
+    pub fn new(layout: &Layout, sources: &'a SourceBits<'a>, occupancy: &OccupancyCache) -> Frontier<'a> {
+        let block_words = layout.block_words();
+        let blocks = layout.blocks_per_shard() as usize;
+        let occupied = sources
+            .iter()
+            .map(|(shard, words, count)| {
+                if count == 0 {
+                    // An empty source is not read at all.
+                    return Arc::new(vec![0; blocks.div_ceil(64)]);
+                }
+                occupancy.get(shard, count, || occupied_word_blocks(words, block_words))
+            })
+            .collect();
         Frontier {
             sources,
+            occupied,
             blocks_per_shard: layout.blocks_per_shard(),
-            block_words: layout.block_words(),
+            block_words,
         }
     }
 
@@ -46,6 +66,19 @@ impl<'a> Frontier<'a> {
         let words = self.sources.get(block / self.blocks_per_shard);
         let at = (block % self.blocks_per_shard) as usize * self.block_words;
         &words[at..at + self.block_words]
+    }
+
+    /// The words of one block when it holds a state; `None`, unread, when
+    /// it holds none.
+    #[inline]
+    pub fn occupied_block(&self, block: u64) -> Option<&'a [u64]> {
+        let source = self.sources.position(block / self.blocks_per_shard);
+        let within = (block % self.blocks_per_shard) as usize;
+        if !has(&self.occupied[source], within) {
+            return None;
+        }
+        let at = within * self.block_words;
+        Some(&self.sources.words_at(source)[at..at + self.block_words])
     }
 }
 
@@ -117,12 +150,15 @@ fn expand_block(inputs: &TaskInputs, trans: &[Transition], prev: &[u64], cur: &[
     let mut sources = 0u64;
     let mut legal = 0u64;
     // Moves whose source block holds no state (from move 128 on, every
-    // move counts as holding some): top-down skips them instead of reading
-    // their words a second time. On a sparse level nearly every source
-    // block is empty, and reading them twice was most of the level.
+    // move counts as holding some): both directions skip them. Which source
+    // blocks are empty comes from the level's occupancy, so on a sparse
+    // level, where nearly all are, they are not read at all.
     let mut empty = 0u128;
     for (m, t) in trans.iter().enumerate().filter(|(_, t)| t.src_block != NO_SOURCE) {
-        let count = crate::space::bits::popcount(inputs.frontier.block(t.src_block));
+        let count = inputs
+            .frontier
+            .occupied_block(t.src_block)
+            .map_or(0, crate::space::bits::popcount);
         if count == 0 && m < 128 {
             empty |= 1 << m;
         }
@@ -135,7 +171,7 @@ fn expand_block(inputs: &TaskInputs, trans: &[Transition], prev: &[u64], cur: &[
     // Bottom-up probes at most `legal` predecessors per unseen state and
     // usually far fewer, since a found state stops probing; weigh it at half.
     let mut stats = if unseen_count * legal < 2 * sources {
-        bottom_up(inputs, trans, &mut unseen[..bw], out)
+        bottom_up(inputs, trans, empty, &mut unseen[..bw], out)
     } else {
         top_down(inputs, trans, empty, &unseen[..bw], out, sources)
     };
@@ -154,8 +190,7 @@ fn top_down(
     out: &mut [u64],
     sources: u64,
 ) -> TaskStats {
-    let holds_states = |&(m, t): &(usize, &Transition)| t.src_block != NO_SOURCE && (m >= 128 || empty >> m & 1 == 0);
-    for (_, t) in trans.iter().enumerate().filter(holds_states) {
+    for t in holding_states(trans, empty) {
         let src = inputs.frontier.block(t.src_block);
         let row = inputs.table.row(t.top_down_row);
         for (w, &word) in src.iter().enumerate() {
@@ -178,9 +213,26 @@ fn top_down(
     }
 }
 
-fn bottom_up(inputs: &TaskInputs, trans: &[Transition], remaining: &mut [u64], out: &mut [u64]) -> TaskStats {
+/// The transitions with a source block holding states; `empty` has bit `m`
+/// set when move `m`'s source block holds none.
+fn holding_states(trans: &[Transition], empty: u128) -> impl Iterator<Item = &Transition> {
+    trans
+        .iter()
+        .enumerate()
+        .filter(move |&(m, t)| t.src_block != NO_SOURCE && (m >= 128 || empty >> m & 1 == 0))
+        .map(|(_, t)| t)
+}
+
+/// Probes the predecessors of the unseen states; `empty` as in [`top_down`].
+fn bottom_up(
+    inputs: &TaskInputs,
+    trans: &[Transition],
+    empty: u128,
+    remaining: &mut [u64],
+    out: &mut [u64],
+) -> TaskStats {
     let mut evaluations = 0u64;
-    for t in trans.iter().filter(|t| t.src_block != NO_SOURCE) {
+    for t in holding_states(trans, empty) {
         let src = inputs.frontier.block(t.src_block);
         let row = inputs.table.row(t.bottom_up_row);
         let mut left = 0u64;

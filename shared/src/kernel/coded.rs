@@ -18,6 +18,7 @@ mod occupied;
 mod states;
 mod units;
 
+use crate::kernel::occupancy::OccupancyCache;
 use crate::kernel::task::{SourceBits, TaskStats};
 use crate::puzzle::{Move, Puzzle};
 use crate::space::codec::{Codec, MAX_CODED_SLOTS};
@@ -50,7 +51,7 @@ pub struct CodedMoves {
     block_cache: Mutex<blocks::BlockCache>,
     /// Which blocks of each source shard hold frontier states, for the
     /// level being computed (cleared by [`CodedMoves::begin_level`]).
-    occupancy: Mutex<occupied::OccupancyCache>,
+    occupancy: OccupancyCache,
 }
 
 impl CodedMoves {
@@ -83,7 +84,7 @@ impl CodedMoves {
             forward,
             inverse,
             block_cache: Mutex::new(blocks::BlockCache::default()),
-            occupancy: Mutex::new(occupied::OccupancyCache::default()),
+            occupancy: OccupancyCache::default(),
         }
     }
 
@@ -101,7 +102,7 @@ impl CodedMoves {
     /// longer applies. Every caller that computes tasks of more than one
     /// level calls this between them.
     pub fn begin_level(&self) {
-        self.occupancy.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.occupancy.clear();
     }
 
     /// The shard holding the predecessors, under each move, of the states of

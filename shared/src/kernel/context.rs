@@ -7,6 +7,7 @@ use crate::job::{Job, TRANSITION_CACHE_BYTES};
 use crate::kernel::blocks::{expand_shard, Frontier, TaskInputs};
 use crate::kernel::coded::{expand_coded, held_source_table_bytes, CodedMoves, CodedTask};
 use crate::kernel::lowtable::LowTable;
+use crate::kernel::occupancy::OccupancyCache;
 use crate::kernel::oriented::{expand_oriented, OrientedMoves};
 use crate::kernel::reduced::{expand_reduced, ReducedMoves};
 use crate::kernel::task::{ShardInputs, TaskStats};
@@ -34,6 +35,8 @@ enum KernelData {
         /// shard reuses (counted in the worker's tables, see
         /// [`held_transition_bytes`]).
         spare: Mutex<Vec<Transition>>,
+        /// Which blocks of the level's source shards hold states.
+        occupancy: OccupancyCache,
     },
     Coded(CodedMoves),
     Reduced(ReducedMoves),
@@ -50,6 +53,7 @@ impl SearchContext {
                 cache: (transition_bytes(&job) <= TRANSITION_CACHE_BYTES)
                     .then(|| (0..layout.shards()).map(|_| OnceLock::new()).collect()),
                 spare: Mutex::new(Vec::new()),
+                occupancy: OccupancyCache::default(),
             },
             Space::Coded(_) => KernelData::Coded(CodedMoves::new(&job.puzzle)),
             Space::Reduced(space) => KernelData::Reduced(ReducedMoves::new(&job.puzzle, space)),
@@ -62,7 +66,12 @@ impl SearchContext {
     /// seen (the low table and the transitions, cached or one shard's).
     pub fn table_bytes(&self) -> u64 {
         match &self.kernel {
-            KernelData::Blocks { table, .. } => table.bytes() as u64 + held_transition_bytes(&self.job),
+            KernelData::Blocks { table, .. } => match &self.job.space {
+                Space::Blocks(layout) => {
+                    table.bytes() as u64 + held_transition_bytes(&self.job) + block_occupancy_bytes(layout)
+                }
+                _ => unreachable!("the kernel data matches the space"),
+            },
             KernelData::Coded(_) => match &self.job.space {
                 Space::Coded(codec) => held_source_table_bytes(codec, self.job.puzzle.moves.len()),
                 _ => unreachable!("the kernel data matches the space"),
@@ -86,6 +95,7 @@ impl SearchContext {
             moves,
             cache,
             spare,
+            ..
         } = &self.kernel
         else {
             unreachable!("transitions belong to the block layout")
@@ -151,8 +161,10 @@ impl SearchContext {
     /// random sources): the coded kernel's occupancy of source shards,
     /// kept for the level, no longer applies.
     pub fn sources_changed(&self) {
-        if let KernelData::Coded(moves) = &self.kernel {
-            moves.begin_level();
+        match &self.kernel {
+            KernelData::Coded(moves) => moves.begin_level(),
+            KernelData::Blocks { occupancy, .. } => occupancy.clear(),
+            _ => {}
         }
     }
 
@@ -166,9 +178,9 @@ impl SearchContext {
         on_unit: &(dyn Fn(u64) + Sync),
     ) -> TaskStats {
         match (&self.job.space, &self.kernel) {
-            (Space::Blocks(layout), KernelData::Blocks { table, .. }) => {
+            (Space::Blocks(layout), KernelData::Blocks { table, occupancy, .. }) => {
                 let transitions = self.transitions(layout, shard);
-                let frontier = Frontier::new(layout, &inputs.sources);
+                let frontier = Frontier::new(layout, &inputs.sources, occupancy);
                 let task = TaskInputs {
                     layout,
                     table,
@@ -209,6 +221,12 @@ pub fn transition_bytes(job: &Job) -> u64 {
         Space::Blocks(l) => l.blocks() * job.puzzle.moves.len() as u64 * std::mem::size_of::<Transition>() as u64,
         Space::Coded(_) | Space::Reduced(_) | Space::Oriented(_) => 0,
     }
+}
+
+/// Bytes of the level's block occupancy a [`SearchContext`] of a block
+/// layout holds at most: one bit per block of a level.
+pub fn block_occupancy_bytes(layout: &Layout) -> u64 {
+    layout.shards() * layout.blocks_per_shard().div_ceil(64) * 8
 }
 
 /// Bytes of transitions a [`SearchContext`] holds: every shard's when they

@@ -18,6 +18,7 @@ pub mod blocks;
 pub mod coded;
 pub mod context;
 pub mod lowtable;
+pub mod occupancy;
 pub mod oriented;
 pub mod reduced;
 pub mod task;

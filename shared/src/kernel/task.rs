@@ -55,10 +55,29 @@ impl<'a> SourceBits<'a> {
     }
 
     fn find(&self, shard: u64) -> &Source<'a> {
+        &self.entries[self.position(shard)]
+    }
+
+    /// Where `shard` is among the sources, in shard order. Asking for a
+    /// shard that is not a source of the task is a bug in the caller's
+    /// source list.
+    #[inline]
+    pub fn position(&self, shard: u64) -> usize {
         match self.entries.binary_search_by_key(&shard, |s| s.shard) {
-            Ok(i) => &self.entries[i],
+            Ok(i) => i,
             Err(_) => panic!("source shard {} was not loaded for this task", shard),
         }
+    }
+
+    /// The sources in shard order: shard number, words and set bits.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &'a [u64], u64)> + '_ {
+        self.entries.iter().map(|s| (s.shard, s.words, s.count))
+    }
+
+    /// The words of the source at `position` (see [`Self::position`]).
+    #[inline]
+    pub fn words_at(&self, position: usize) -> &'a [u64] {
+        self.entries[position].words
     }
 
     /// The words of source shard `shard`. Asking for a shard that is not a

@@ -15,7 +15,7 @@
 
 use crate::files::checkpoint::{KeepLevels, EARLY_LEVELS_SHARE};
 use crate::job::Job;
-use crate::kernel::context::held_transition_bytes;
+use crate::kernel::context::{block_occupancy_bytes, held_transition_bytes};
 use crate::kernel::lowtable::table_bytes;
 use crate::search::levels::modelled_levels;
 use crate::space::Space;
@@ -97,7 +97,7 @@ pub const SHARD_BUFFERS_OUTSIDE_CACHE: u64 = 3;
 pub fn requirements(job: &Job) -> Requirements {
     let shard_bytes = job.space.shard_bytes();
     let tables = match &job.space {
-        Space::Blocks(l) => table_bytes(l.low_pieces) + held_transition_bytes(job),
+        Space::Blocks(l) => table_bytes(l.low_pieces) + held_transition_bytes(job) + block_occupancy_bytes(l),
         Space::Coded(codec) => crate::kernel::coded::held_source_table_bytes(codec, job.puzzle.moves.len()),
         Space::Reduced(space) => space.table_bytes(job.puzzle.moves.len()),
         Space::Oriented(space) => space.table_bytes(),

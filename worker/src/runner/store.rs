@@ -132,6 +132,12 @@ impl Store {
         self.files.write().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Stripes the cache is cut into.
+    #[cfg(test)]
+    pub fn stripes(&self) -> usize {
+        self.stripes.len()
+    }
+
     /// Seconds threads waited for a stripe since the last call.
     pub fn take_waited(&self) -> f64 {
         self.waited.swap(0, Ordering::Relaxed) as f64 * 1e-9

@@ -265,6 +265,27 @@ fn a_budget_smaller_than_a_level_evicts_and_gives_the_same_table() {
     assert!(misses[0] > misses[1], "misses {:?}", misses);
 }
 
+/// A cache in stripes, each evicting on its own, on threads that compute
+/// tasks side by side: the table is still the published one, shards were
+/// read again, and the stripes together stay within the budget.
+#[test]
+fn a_striped_cache_smaller_than_a_level_gives_the_same_table() {
+    // 3,024 shards of 120 states: room for a third of a level beyond the
+    // smallest budget, which is several stripes of 256 shards.
+    let job = job("loopover:3x3 --no-symmetry", Some(4), 64);
+    let budget = requirements(&job).min_worker_bytes + job.space.level_bytes() as u64 / 3;
+    let dir = checkpoint();
+    let runner = TaskRunner::new(job.clone(), dir.path(), budget, 4, WRITE).unwrap();
+    assert!(runner.store.stripes() > 1, "{} stripes", runner.store.stripes());
+    let run = levels(&runner);
+    assert_eq!(run.depths, published("3x3"));
+    assert!(run.misses > 0, "the cache held every level");
+    assert!(runner.cache_peak() <= budget);
+    let dir = checkpoint();
+    let runner = TaskRunner::new(job, dir.path(), budget, 4, WRITE).unwrap();
+    assert_eq!(levels_side_by_side(&runner, 3), published("3x3"), "tasks side by side");
+}
+
 #[test]
 fn sparse_levels_are_written_as_empty_index_entries() {
     // 72 shards of two pieces' places: level 1 (12 states) touches few.

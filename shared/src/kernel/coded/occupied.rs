@@ -5,7 +5,6 @@
 use super::bitrange::any_in;
 use super::CodedTask;
 use rayon::prelude::*;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Which blocks of each source shard hold a frontier state, one bit per
@@ -17,22 +16,6 @@ pub(super) struct Occupied {
     counts: Vec<u64>,
     /// Index in `shards` of each move's source shard.
     of_move: Vec<usize>,
-}
-
-/// The occupied blocks of the level's source shards worked out so far, by
-/// shard, with the shard's state count as a check. A shard is the source
-/// of about as many tasks as there are moves, and scanning it once per task
-/// was 9% of 233's time (3 s of 34; its sparse levels cost 0.3 s each in
-/// these scans). At most one bit per block of a level, `1/W` of its bits.
-#[derive(Default)]
-pub(super) struct OccupancyCache {
-    shards: HashMap<u64, (u64, Arc<Vec<u64>>)>,
-}
-
-impl OccupancyCache {
-    pub(super) fn clear(&mut self) {
-        self.shards.clear();
-    }
 }
 
 impl Occupied {
@@ -54,15 +37,13 @@ impl Occupied {
                 if count == 0 {
                     return (empty.clone(), 0);
                 }
-                let cache = &task.moves.occupancy;
-                let known = cache.lock().unwrap_or_else(|e| e.into_inner()).shards.get(&s).cloned();
-                if let Some((known_count, bits)) = known.filter(|(c, _)| *c == count) {
-                    debug_assert_eq!(*bits, occupied_blocks(task.frontier_of(s), w, blocks));
-                    return (bits, known_count);
-                }
-                let bits = Arc::new(occupied_blocks(task.frontier_of(s), w, blocks));
-                let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-                cache.shards.insert(s, (count, bits.clone()));
+                // Kept per shard and level: a shard is read by about as
+                // many tasks as there are moves.
+                let bits = task
+                    .moves
+                    .occupancy
+                    .get(s, count, || occupied_blocks(task.frontier_of(s), w, blocks));
+                debug_assert_eq!(*bits, occupied_blocks(task.frontier_of(s), w, blocks));
                 (bits, count)
             })
             .unzip();

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Two builds on a many-core machine in one call of under ten minutes: the 4×4 to depth 8 at
+# every thread and at 2, each build, on cold memory first and then on memory touched once
+# (a fresh VM backs guest memory on first use: docs/history.md, "On 16 cores, measured"),
+# the 2×6 unreduced, `--workers 4`, a deeper 4×4 and the 3×5 at every thread.
+# It needs only the binaries and python3. Layout, from the project root:
+#   cargo build --release -p cayley-coordinator
+#   mkdir -p .dev/bin .dev/old && cp target/release/cayley .dev/bin/
+#   cc -O2 -pthread bench/first_touch.c -o .dev/bin/touch
+#   cp OLD-BUILD/cayley .dev/old/ && cp bench/device-compare.sh .dev/
+#   echo /.dev/ >> .git/info/exclude
+# then, on the many-core machine with .dev/ copied there: bash .dev/device-compare.sh
+# Everything goes to $OUT (else a temp dir): summary.txt and logs.tar.gz (each run's log and
+# result.json). LIMIT: seconds for everything (540); TOUCH: GiB touched (48); THREADS (nproc);
+# SMALL=1: shallow jobs (a dry run on a small machine).
+set -u
+START=$(date +%s); LIMIT=${LIMIT:-540}
+D=$(cd "$(dirname "$0")" && pwd); NEW=$D/bin/cayley; OLD=$D/old/cayley
+chmod +x "$D"/bin/* "$D"/old/* 2>/dev/null
+N=${THREADS:-$(nproc)}
+S=${OUT:-$(mktemp -d)}; L=$S/logs; mkdir -p "$L"
+D8=8; D10=10; X5=10; TOUCH=${TOUCH:-48}; BIG=50G
+[ "${SMALL:-0}" = 1 ] && { D8=5; D10=6; X5=6; TOUCH=2; BIG=8G; }
+{ uname -a; nproc; free -g; df -h / /dev/shm; } > "$L/machine.txt" 2>&1
+W=/dev/shm/cayley-call2; rm -rf "$W"; mkdir -p "$W"
+left() { echo $(( LIMIT - ($(date +%s) - START) )); }
+tm() { # NAME CMD...: wall, user+sys CPU and peak RSS of the child; its result.json kept
+  local n=$1; shift
+  rm -rf "$W/out" "$W/ck"
+  python3 - "$@" > "$L/$n.log" 2>&1 <<'PY'
+import resource, subprocess, sys, time
+t = time.time(); r = subprocess.run(sys.argv[1:]); w = time.time() - t
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"WALL {w:.2f} s  CPU {u.ru_utime:.1f}+{u.ru_stime:.1f} s  RSS {u.ru_maxrss} KiB  rc {r.returncode}")
+PY
+  cp "$W/out/result.json" "$L/$n.json" 2>/dev/null
+  echo "$n: $(tail -1 "$L/$n.log")  [$(grep -a "^depth *$D8:" "$L/$n.log" | sed 's/.*(thread s: //')]" | tee -a "$S/summary.txt"
+}
+d8() { # NAME BINARY THREADS [ARGS]
+  local n=$1 b=$2 t=$3; shift 3
+  tm "$n" timeout 150 "$b" run loopover:4x4 --max-depth $D8 --keep-levels last2 --threads "$t" --memory 20G --checkpoint-dir "$W/ck" --out "$W/out" "$@"
+}
+d8 cold_new_t$N "$NEW" $N
+echo "touch: $(timeout 90 "$D/bin/touch" $TOUCH $N 1)" | tee -a "$S/summary.txt"
+echo "touch again: $(timeout 60 "$D/bin/touch" $TOUCH $N 1)" | tee -a "$S/summary.txt"
+d8 new_t$N "$NEW" $N
+d8 old_t$N "$OLD" $N
+d8 new_t2 "$NEW" 2
+for t in $N 2; do
+  tm lo26_new_t$t timeout 60 "$NEW" run loopover:2x6 --no-symmetry --threads $t --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
+done
+tm lo26_old_t$N timeout 60 "$OLD" run loopover:2x6 --no-symmetry --threads $N --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
+d8 new_w4 "$NEW" $N --workers 4
+d8 new2_t$N "$NEW" $N
+d8 old2_t$N "$OLD" $N
+echo "left: $(left) s" | tee -a "$S/summary.txt"
+[ "$(left)" -gt 130 ] && tm d10_new_t$N timeout $(( $(left) - 100 )) "$NEW" run loopover:4x4 --max-depth $D10 --keep-levels last2 --threads $N --memory $BIG --checkpoint-dir "$W/ck" --out "$W/out"
+grep -a "^depth" "$L/d10_new_t$N.log" 2>/dev/null | tail -4 >> "$S/summary.txt"
+[ "$(left)" -gt 40 ] && tm x35_new_t$N timeout $(( $(left) - 25 )) "$NEW" run loopover:3x5 --max-depth $X5 --threads $N --memory 20G --checkpoint-dir "$W/ck" --out "$W/out"
+[ "$(left)" -gt 75 ] && d8 new3_t2 "$NEW" 2
+echo "total $(( $(date +%s) - START )) s" | tee -a "$S/summary.txt"
+tar czf "$S/logs.tar.gz" -C "$S" logs && rm -rf "$L"
+rm -rf "$W"
