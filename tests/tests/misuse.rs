@@ -486,6 +486,27 @@ fn the_removed_worker_scratch_flag_is_accepted_with_a_warning() {
     assert!(err.contains("no coordinator at http://127.0.0.1:1"), "{}", err);
 }
 
+/// The 3×3×3's corner and edge permutations have the cube's 48 symmetries,
+/// but no reduced layout of their 20 pieces: `info` says so and what it
+/// uses instead, rather than only that symmetries were found.
+#[test]
+fn info_says_why_found_symmetries_go_unused() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/puzzles/3x3x3-permutations.perm");
+    let spec = format!("perm:{}", file.display());
+    let o = output_of("cayley", &["info", &spec]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("found: a group of order 48"), "{}", text);
+    assert!(
+        text.contains("symmetries are not used: no partition of the pieces")
+            && text.contains("ranked by its group instead"),
+        "{}",
+        text
+    );
+    // 8! · 12! / 2: corners and edges each any arrangement, of equal parity.
+    assert!(text.contains("group order  9656672256000"), "{}", text);
+}
+
 #[test]
 fn info_says_when_a_budget_is_too_small() {
     let o = output_of("cayley", &["info", "loopover:2x3", "--memory", "8"]);

@@ -66,7 +66,10 @@ impl Job {
         };
         let group_order = puzzle_group_order(&puzzle).to_u128().unwrap_or(u128::MAX);
         let (puzzle, reduced) = if ranked_by_group(&puzzle, group_order, reduced.as_ref(), shard_pieces) {
-            symmetry_note = None;
+            // Found symmetries that no reduced layout could use are still
+            // named, with what is used instead (the 3×3×3's corner and
+            // edge permutations: no partition of its 20 pieces works).
+            symmetry_note = symmetry_note.map(|why| format!("{}; the puzzle is ranked by its group instead", why));
             (puzzle.as_coded(), None)
         } else {
             (puzzle, reduced)
