@@ -61,17 +61,19 @@ args_of() { # JOB: the job's arguments
 }
 
 # Utilization over the levels of the last run: pool CPU seconds over
-# threads × wall, summed over levels.
+# threads × wall, summed over levels; then the share of thread time spent
+# waiting for a worker's cache (its stripes' locks).
 utilization() {
   python3 - "$1" <<'PY'
 import json, sys
 try:
     r = json.load(open(sys.argv[1]))
 except OSError:
-    print("-"); sys.exit()
+    print("- | -"); sys.exit()
 busy = sum(l.get("busy_seconds", 0) for l in r["level_io"])
+wait = sum(l.get("wait_seconds", 0) for l in r["level_io"])
 avail = sum(l.get("threads", 0) * s for l, s in zip(r["level_io"], r["level_seconds"]))
-print(f"{100 * busy / avail:.0f}%" if avail else "-")
+print(f"{100 * busy / avail:.0f}% | {100 * wait / avail:.1f}%" if avail else "- | -")
 PY
 }
 
@@ -124,8 +126,8 @@ served() { # NAME K JOB-ARGS...
 echo "machine: $cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), memory budget $MEMORY, scratch $SCRATCH, $(date -u +%F)"
 echo "binary: $cayley ($("$cayley" --version))"
 echo
-echo "| job | threads | wall s | speed-up over 2 threads | threads busy |"
-echo "|---|---|---|---|---|"
+echo "| job | threads | wall s | speed-up over 2 threads | threads busy | waiting for the cache |"
+echo "|---|---|---|---|---|---|"
 for job in ${JOBS:-2x6 4x4 3x5}; do
   read -r -a args <<< "$(args_of "$job")"
   base=""
@@ -147,8 +149,8 @@ done
 echo
 echo "One machine's $cores threads as K workers (the 4×4 to depth 8), against one worker:"
 echo
-echo "| layout | wall s | threads busy |"
-echo "|---|---|---|"
+echo "| layout | wall s | threads busy | waiting for the cache |"
+echo "|---|---|---|---|"
 read -r -a args <<< "$(args_of 4x4)"
 echo "| 1 worker × $cores threads | $(timed_run one "${args[@]}" --threads "$cores") | $(utilization "$OUT/one.json") |"
 for k in ${WORKERS:-2 4}; do
