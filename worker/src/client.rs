@@ -60,7 +60,8 @@ pub struct WorkerSummary {
     /// True when the job finished; false when the coordinator stopped it.
     pub finished: bool,
     pub reason: String,
-    /// Highest bytes of shards held in the cache.
+    /// Highest bytes of shards held in the cache (its stripes' peaks
+    /// summed: an upper bound within the budget).
     pub cache_peak: u64,
 }
 

@@ -219,7 +219,8 @@ impl TaskRunner {
         self.store.slots_touched()
     }
 
-    /// Highest bytes of shards the cache held.
+    /// Highest bytes of shards the cache held: its stripes' peaks summed,
+    /// so at least the peak of the whole, and never above the budget.
     pub fn cache_peak(&self) -> u64 {
         self.store.peak()
     }
