@@ -42,12 +42,14 @@ impl<'a> Frontier<'a> {
     pub fn new(layout: &Layout, sources: &'a SourceBits<'a>, occupancy: &OccupancyCache) -> Frontier<'a> {
         let block_words = layout.block_words();
         let blocks = layout.blocks_per_shard() as usize;
+        // Empty sources (most of them on the first levels) are not read,
+        // and share one map.
+        let empty = Arc::new(vec![0; blocks.div_ceil(64)]);
         let occupied = sources
             .iter()
             .map(|(shard, words, count)| {
                 if count == 0 {
-                    // An empty source is not read at all.
-                    return Arc::new(vec![0; blocks.div_ceil(64)]);
+                    return empty.clone();
                 }
                 occupancy.get(shard, count, || occupied_word_blocks(words, block_words))
             })
