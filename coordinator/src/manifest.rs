@@ -184,6 +184,12 @@ pub struct RunningLevel {
     pub from_level: u32,
     /// Seconds spent on this level before the last interruption.
     pub seconds_before: f64,
+    /// Older levels retired chunk by chunk: chunk `c` of each is deleted
+    /// once chunk `c` of this level is recorded durably (see the
+    /// coordinator's `server/state/retire.rs`). Decided when the level
+    /// starts and kept here so that a resumed level decides the same.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retiring: Vec<u32>,
 }
 
 /// The manifest.
@@ -253,6 +259,7 @@ impl Manifest {
             running: Some(RunningLevel {
                 from_level: 0,
                 seconds_before: 0.0,
+                retiring: Vec::new(),
             }),
             finished: false,
             max_depth,
@@ -305,6 +312,12 @@ impl Manifest {
         }
         match (&self.running, self.finished) {
             (None, true) => Ok(()),
+            // Every level tasks read is the frontier's or the one written:
+            // a retired level must be older than both.
+            (Some(r), false) if r.retiring.iter().any(|&l| l == 0 || l >= r.from_level) => Err(format!(
+                "the running level reads level {} but retires levels {:?} chunk by chunk",
+                r.from_level, r.retiring
+            )),
             (Some(r), false) if r.from_level as usize + 1 == self.levels.len() => Ok(()),
             (Some(r), false) => Err(format!(
                 "the running level reads level {}, but levels 0 to {} are recorded",
@@ -421,6 +434,12 @@ impl Journal {
             self.sync()?;
         }
         Ok(())
+    }
+
+    /// True when every appended record is durable (synced, or nothing
+    /// appended since the last sync).
+    pub fn is_synced(&self) -> bool {
+        !self.unsynced
     }
 
     /// Makes every appended record durable.

@@ -88,6 +88,7 @@ fn sample() -> Manifest {
     m.running = Some(RunningLevel {
         from_level: 1,
         seconds_before: 0.75,
+        retiring: Vec::new(),
     });
     m
 }
@@ -319,7 +320,11 @@ fn manifests_that_would_mislead_resume_are_refused() {
     gap.running = Some(RunningLevel {
         from_level: 5,
         seconds_before: 0.0,
+        retiring: Vec::new(),
     });
+    // Retiring the frontier would delete what every task reads.
+    let mut retires_frontier = sample();
+    retires_frontier.running.as_mut().unwrap().retiring = vec![1];
     let mut no_levels = sample();
     no_levels.levels.clear();
     let mut bigger_plan = sample();
@@ -328,6 +333,7 @@ fn manifests_that_would_mislead_resume_are_refused() {
         (unfinished_without_level, "an unfinished job without a running level"),
         (gap, "the running level reads level 5, but levels 0 to 1 are recorded"),
         (no_levels, "level 0 (the solved state) is not recorded"),
+        (retires_frontier, "reads level 1 but retires levels [1]"),
     ] {
         std::fs::write(dir.manifest_path(), serde_json::to_vec(&m).unwrap()).unwrap();
         let err = format!("{:#}", load_manifest(&dir).unwrap_err());

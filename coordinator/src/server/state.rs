@@ -90,6 +90,9 @@ pub struct JobState {
     pub(super) failures: HashMap<(u32, u64), u32>,
     /// Completed chunks of the running level.
     pub(super) done: BTreeMap<u64, ChunkRecord>,
+    /// Recorded chunks of the running level whose old chunks (the levels
+    /// it retires chunk by chunk) wait for the journal sync (`retire.rs`).
+    pub(super) retire_waiting: Vec<u64>,
     /// Journal of the running level's completed chunks.
     pub(super) journal: Option<Journal>,
     /// Input statistics of the running level's completed chunks.
@@ -153,6 +156,7 @@ impl JobState {
             superseded: HashSet::new(),
             failures: HashMap::new(),
             done: BTreeMap::new(),
+            retire_waiting: Vec::new(),
             journal: None,
             level_io: IoTotals::default(),
             level_threads: BTreeMap::new(),
@@ -219,6 +223,10 @@ impl JobState {
             }
         }
         self.journal = Some(Journal::open(&self.checkpoint, level, false, self.write)?);
+        // Recorded chunks whose old chunks a crash left behind.
+        for chunk in self.done.keys().copied().collect::<Vec<_>>() {
+            self.retire_chunk(chunk);
+        }
         self.pending = (0..self.job.chunking.chunks())
             .filter(|c| !self.done.contains_key(c))
             .map(|c| (running.from_level, c))
@@ -247,12 +255,15 @@ fn verify_record(path: &std::path::Path, id: &ChunkId, record: &ChunkRecord) -> 
 }
 
 impl JobState {
-    /// Starts computing level `from_level + 1`.
-    pub(super) fn start_level(&mut self, from_level: u32) -> anyhow::Result<()> {
+    /// Starts computing level `from_level + 1`; `older_kept` says that level
+    /// `from_level - 2` stays on disk for it (`older_level_pays`).
+    pub(super) fn start_level(&mut self, from_level: u32, older_kept: bool) -> anyhow::Result<()> {
         self.manifest.running = Some(RunningLevel {
             from_level,
             seconds_before: 0.0,
+            retiring: self.retiring_levels(from_level, older_kept),
         });
+        self.retire_waiting.clear();
         self.journal = Some(Journal::open(&self.checkpoint, from_level + 1, true, self.write)?);
         self.done.clear();
         self.level_io = IoTotals::default();
@@ -287,7 +298,9 @@ impl JobState {
         }
         if let Some(Err(e)) = self.journal.as_mut().map(Journal::sync_if_due) {
             self.stop(format!("cannot record progress: {:#}", e));
+            return;
         }
+        self.retire_durable();
     }
 
     /// Seconds since the running level (re)started in this process.
@@ -361,6 +374,7 @@ fn over(finished: bool, reason: &str) -> lease_reply::Reply {
 mod clock;
 pub mod completion;
 pub mod leases;
+mod retire;
 pub use clock::Clock;
 pub use completion::Verdict;
 use leases::{Lease, LeaseStats};

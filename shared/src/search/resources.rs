@@ -9,9 +9,12 @@
 //!
 //! Disk is the checkpoint: compressed chunk files. A level costs at most
 //! about its raw size (dense levels barely compress) and far less when it
-//! is sparse, so the three live levels bound a `--keep-levels last2` run,
-//! and keeping every level costs a few raw levels in all (measured: 3.2 raw
-//! levels for Loopover 2×6; see docs/history.md).
+//! is sparse. A `--keep-levels last2` run holds the level read and, chunk
+//! by chunk, either the older levels it retires or the level written (the
+//! coordinator deletes a chunk's old files once its new one is recorded),
+//! so two raw levels and the early levels kept for words bound it; keeping
+//! every level costs a few raw levels in all (measured: 3.2 raw levels for
+//! Loopover 2×6; see docs/history.md).
 
 use crate::files::checkpoint::{KeepLevels, EARLY_LEVELS_SHARE};
 use crate::job::Job;
@@ -36,8 +39,9 @@ pub const DEFAULT_MEMORY_SHARE: f64 = 0.6;
 /// Raw levels a checkpoint keeping every level is planned to need.
 pub const KEEP_ALL_LEVELS_FACTOR: u128 = 4;
 
-/// Raw levels the three live levels can need at most.
-pub const LIVE_LEVELS: u128 = 3;
+/// Raw levels the live levels can need at most: the level read, and per
+/// chunk either the levels it retires or the one written.
+pub const LIVE_LEVELS: u128 = 2;
 
 /// Checkpoint bytes a sparse level can take per state it holds: a state is
 /// one set bit, and zstd spends a literal and a match on an isolated bit.
@@ -64,8 +68,8 @@ pub struct Requirements {
     pub table_bytes: u64,
     /// Smallest memory budget a worker can run with.
     pub min_worker_bytes: u64,
-    /// Checkpoint disk with `--keep-levels last2` (the three live levels and
-    /// the early levels kept for words).
+    /// Checkpoint disk with `--keep-levels last2` (the two raw live levels
+    /// and the early levels kept for words).
     pub disk_last2_bytes: u128,
     /// Checkpoint disk with `--keep-levels all` (an estimate).
     pub disk_all_bytes: u128,
@@ -122,18 +126,37 @@ pub fn requirements(job: &Job) -> Requirements {
         chunks: job.chunking.chunks(),
         table_bytes: tables,
         min_worker_bytes: working_shards * shard_bytes + tables,
-        // The three live levels and the early ones last2 keeps for words.
-        disk_last2_bytes: LIVE_LEVELS * level + level / EARLY_LEVELS_SHARE,
+        disk_last2_bytes: LIVE_LEVELS * level + early_levels_bytes(level, level_file_bytes.as_deref()),
         disk_all_bytes: KEEP_ALL_LEVELS_FACTOR * level,
         generators: job.puzzle.moves.len() as u64,
         level_file_bytes,
     }
 }
 
+/// Checkpoint bytes of the early levels `last2` keeps for words: those the
+/// level model says it keeps (their modelled files within
+/// 1/[`EARLY_LEVELS_SHARE`] of a raw level, as the run decides from the real
+/// ones), or that share itself without a model. On the 4×4 Loopover the
+/// model keeps levels 1–8 (0.6 GiB); the run kept 1–9 (1.0 GiB).
+fn early_levels_bytes(level: u128, modelled: Option<&[u128]>) -> u128 {
+    let cap = level / EARLY_LEVELS_SHARE;
+    let Some(bytes) = modelled else {
+        return cap;
+    };
+    let mut early = 0;
+    for &b in bytes.iter().skip(1) {
+        if early + b > cap {
+            break;
+        }
+        early += b;
+    }
+    early
+}
+
 /// Most checkpoint bytes on disk at once when levels of `bytes` (index =
 /// depth) are written in turn and `keep` decides which stay: while level
-/// `d` is written, `d - 1` and `d - 2` are live, older ones stay only if
-/// kept (level 0 is never stored).
+/// `d` is written, `d - 1` is live and, chunk by chunk, `d - 2` gives way
+/// to `d`; older ones stay only if kept (level 0 is never stored).
 pub fn peak_disk_of_levels(keep: KeepLevels, bytes: &[u128]) -> u128 {
     (1..bytes.len())
         .map(|d| {
@@ -141,7 +164,13 @@ pub fn peak_disk_of_levels(keep: KeepLevels, bytes: &[u128]) -> u128 {
                 .filter(|&k| keep.keeps(k as u32))
                 .map(|k| bytes[k])
                 .sum();
-            kept + bytes[d.saturating_sub(2).max(1)..=d].iter().sum::<u128>()
+            let older = if d >= 3 { bytes[d - 2] } else { 0 };
+            let written = if d >= 3 && keep.keeps(d as u32 - 2) {
+                older + bytes[d]
+            } else {
+                older.max(bytes[d])
+            };
+            kept + bytes[d - 1] + written
         })
         .max()
         .unwrap_or(0)
@@ -323,11 +352,12 @@ mod tests {
     #[test]
     fn every_k_plans_the_levels_it_keeps() {
         // Levels of 1, 5, 10, 10, 10, 5, 1 (level 0 never stored): while
-        // level 6 is written, 4 and 5 are live and every:3 keeps 3 too.
+        // level 5 is written, 4 is live and every:3 keeps 3 whole; while
+        // level 6 is, 5 is live, 4 gives way to 6 and 3 is kept.
         let bytes = [0, 1, 5, 10, 10, 10, 5, 1];
-        assert_eq!(peak_disk_of_levels(KeepLevels::Every(3), &bytes), 10 + 10 + 10 + 5);
+        assert_eq!(peak_disk_of_levels(KeepLevels::Every(3), &bytes), 10 + 10 + 10);
         assert_eq!(peak_disk_of_levels(KeepLevels::All, &bytes), 42);
-        assert_eq!(peak_disk_of_levels(KeepLevels::Last2, &bytes), 30);
+        assert_eq!(peak_disk_of_levels(KeepLevels::Last2, &bytes), 10 + 10);
         // On the 4×4 Loopover every:3 needs less than all, more than last2's live levels.
         let req = requirements_of("loopover:4x4");
         let (all, every3) = (req.disk_bytes(KeepLevels::All), req.disk_bytes(KeepLevels::Every(3)));

@@ -177,6 +177,7 @@ impl JobState {
             return Verdict::Rejected("journal not writable".into());
         }
         self.record_done(record);
+        self.retire_chunk(c.key.1);
         self.supersede(c.key);
         if backup {
             self.lease_stats.backups_won += 1;
@@ -409,11 +410,14 @@ impl JobState {
             .level_finished(depth, record.count, record.seconds, &record.io);
         let mut finished = record.count == 0;
         let mut retired = Vec::new();
+        let mut keep_for_next = false;
         if record.count > 0 {
             self.manifest.levels.push(record);
             let raw = self.job.space.level_bytes();
             let counts: Vec<u128> = self.manifest.levels.iter().map(|l| l.count as u128).collect();
-            let keep_for_next = older_level_pays(&counts, self.job.reachable_states);
+            // A level this one retired chunk by chunk is mostly gone.
+            let retired_early = depth.checked_sub(2).is_some_and(|l| running.retiring.contains(&l));
+            keep_for_next = older_level_pays(&counts, self.job.reachable_states) && !retired_early;
             for level in [depth.checked_sub(3), depth.checked_sub(2)].into_iter().flatten() {
                 if self.manifest.keeps_level(level, raw) || (level + 2 == depth && keep_for_next) {
                     continue;
@@ -431,7 +435,7 @@ impl JobState {
             self.manifest.running = None;
             self.journal = None;
             self.phase = Phase::Finished;
-        } else if let Err(e) = self.start_level(depth) {
+        } else if let Err(e) = self.start_level(depth, keep_for_next) {
             self.stop(format!("cannot start level {}: {:#}", depth + 1, e));
             return;
         }

@@ -454,3 +454,5 @@ fn an_older_level_is_kept_only_where_bottom_up_would_probe_it() {
         "no group order, nothing to compare"
     );
 }
+
+mod retire;
