@@ -19,4 +19,4 @@ while kill -0 "$pid" 2>/dev/null; do
   fi
   sleep "$every"
 done
-sort -k2,2n "$log" | tail -1 | awk '{printf "peak %d bytes (%.2f GiB) at %s, %d chunk files\n", $2, $2/2^30, $1, $3}'
+sort -k2,2n "$log" | tail -1 | awk '{printf "peak %.0f bytes (%.2f GiB) at %s, %d chunk files\n", $2, $2/2^30, $1, $3}'

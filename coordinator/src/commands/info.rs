@@ -8,7 +8,7 @@ use cayley_shared::puzzle::group::{order_of_points, puzzle_group_order};
 use cayley_shared::puzzle::symmetry::find_symmetries;
 use cayley_shared::puzzle::symmetry::oriented::find_oriented_symmetries;
 use cayley_shared::puzzle::{split_options, strip_no_symmetry, tws_point_group, Metric, Puzzle, SpecError};
-use cayley_shared::search::resources::{check_memory_here, FreeSpace};
+use cayley_shared::search::resources::{check_memory_here, FreeSpace, LIVE_LEVELS};
 use cayley_shared::space::Space;
 use cayley_shared::units::human_bytes;
 use std::path::Path;
@@ -354,6 +354,16 @@ fn print_resources(plan: &Plan, checkpoint: &Path, free: FreeSpace) {
                 Some(f) => format!(" (fits: {} free in {})", human_bytes(f as u128), checkpoint.display()),
                 None => String::new(),
             }
+        );
+    }
+    if max_depth.is_none() && !job.directed {
+        // What last2 is built to bound, in the unit of Korf's two-bit BFS.
+        let early = req.disk_last2_bytes - LIVE_LEVELS * req.level_bytes;
+        println!(
+            "             last2's peak: the level read and, chunk by chunk, the one before or the one written ({} bits a stored state), plus {} of early levels kept for words ({:.2} bits a stored state in all)",
+            LIVE_LEVELS,
+            human_bytes(early),
+            req.disk_last2_bytes as f64 * 8.0 / job.space.states() as f64
         );
     }
 }

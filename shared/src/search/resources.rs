@@ -183,13 +183,16 @@ impl Requirements {
             KeepLevels::All => self.disk_all_bytes,
             KeepLevels::Last2 => self.disk_last2_bytes,
             // The share of `All`'s figure that the modelled levels kept by
-            // every:K take at their peak; without a model, the live levels and
-            // every K-th of the others, never more than all of them.
+            // every:K take at their peak, never below the live levels'
+            // bound (the model's levels are lighter than raw ones); without
+            // a model, the live levels and every K-th of the others, never
+            // more than all of them.
             KeepLevels::Every(k) => match &self.level_file_bytes {
                 Some(bytes) => {
                     let all: u128 = bytes.iter().sum();
                     let peak = peak_disk_of_levels(keep, bytes);
-                    (self.disk_all_bytes as f64 * peak as f64 / all.max(1) as f64) as u128
+                    let scaled = (self.disk_all_bytes as f64 * peak as f64 / all.max(1) as f64) as u128;
+                    scaled.max(LIVE_LEVELS * self.level_bytes)
                 }
                 None => (self.disk_last2_bytes + self.disk_all_bytes / k.max(1) as u128).min(self.disk_all_bytes),
             },
@@ -362,5 +365,21 @@ mod tests {
         let req = requirements_of("loopover:4x4");
         let (all, every3) = (req.disk_bytes(KeepLevels::All), req.disk_bytes(KeepLevels::Every(3)));
         assert!(every3 < all && every3 >= 2 * req.level_bytes, "{} vs {}", every3, all);
+    }
+
+    /// The 4×4 Loopover stores 16!/128 classes and a few more (the keys'
+    /// fill): a last2 checkpoint plans two of its raw levels, 2 bits a
+    /// stored state, and the early levels within an eighth of a level.
+    #[test]
+    fn last2_plans_two_raw_levels_and_its_early_levels() {
+        let req = requirements_of("loopover:4x4");
+        let classes = 20_922_789_888_000u128 / 128;
+        assert!(req.level_bytes * 8 >= classes && req.level_bytes * 8 < classes * 102 / 100);
+        let early = req.disk_last2_bytes - 2 * req.level_bytes;
+        assert!(early <= req.level_bytes / EARLY_LEVELS_SHARE, "{}", early);
+        assert!(req.disk_last2_bytes <= 41 << 30, "{}", req.disk_last2_bytes);
+        // Without a level model the early levels are planned at the cap.
+        assert_eq!(early_levels_bytes(800, None), 100);
+        assert_eq!(early_levels_bytes(800, Some(&[0, 10, 40, 60, 1])), 50);
     }
 }

@@ -12,8 +12,9 @@
 //!
 //! Three things keep this safe:
 //! - A chunk's old files go only once its record is durable (the journal
-//!   synced): a resume recomputes only unrecorded chunks, and theirs are
-//!   still there.
+//!   synced, at the latest when 1/[`RETIRE_LAG_SHARE`] of the level's
+//!   chunks wait): a resume recomputes only unrecorded chunks, and theirs
+//!   are still there.
 //! - Only once the level is known to hold states: an empty level ends the
 //!   search without retiring anything, since the antipode walk starts from
 //!   the two levels below it.
@@ -25,6 +26,11 @@
 
 use super::completion::older_level_pays;
 use super::JobState;
+
+/// At most 1/`RETIRE_LAG_SHARE` of a level's chunks wait for the journal
+/// sync before their old chunks go: the checkpoint's peak is two raw levels
+/// and this share of one, plus the tasks in flight.
+pub const RETIRE_LAG_SHARE: u64 = 16;
 
 impl JobState {
     /// The levels that level `from_level + 1` retires chunk by chunk: level
@@ -79,6 +85,15 @@ impl JobState {
             return;
         }
         self.retire_waiting.push(chunk);
+        // The journal syncs once a second; on short levels that lags a
+        // whole level behind, so a sixteenth of the level's chunks waiting
+        // syncs it now: at most 16 more fsyncs a level.
+        if self.retire_waiting.len() as u64 * RETIRE_LAG_SHARE >= self.job.chunking.chunks() {
+            if let Some(Err(e)) = self.journal.as_mut().map(|j| j.sync()) {
+                self.stop(format!("cannot record progress: {:#}", e));
+                return;
+            }
+        }
         self.retire_durable();
     }
 
