@@ -35,9 +35,16 @@ fn harness(keep: KeepLevels) -> Harness {
 }
 
 fn harness_of(spec: &str, keep: KeepLevels) -> Harness {
+    harness_in_shards(spec, 1, keep)
+}
+
+/// The harness with `shard_pieces` pieces to a shard key and one shard a chunk.
+fn harness_in_shards(spec: &str, shard_pieces: usize, keep: KeepLevels) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let ck = dir.path().join("ck");
-    let job = Job::new(parse_puzzle(spec, Metric::Mtm).unwrap(), Some(1)).unwrap();
+    let job = Job::new(parse_puzzle(spec, Metric::Mtm).unwrap(), Some(shard_pieces))
+        .unwrap()
+        .with_chunk_shards(Some(1));
     let fresh = Manifest::new(&job, keep, None, None);
     let checkpoint = CheckpointDir::create(&ck).unwrap();
     let state = JobState::open(

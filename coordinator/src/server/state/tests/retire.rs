@@ -2,6 +2,7 @@
 //! chunks go, and that a level interrupted halfway through still completes
 //! with the published table.
 
+use super::super::retire::RETIRE_LAG_SHARE;
 use super::*;
 use crate::manifest::LevelRecord;
 
@@ -77,19 +78,29 @@ fn a_seen_chunk_goes_once_its_successor_is_recorded_and_a_resume_finds_the_rest(
 
 #[test]
 fn nothing_is_retired_before_the_record_is_durable_or_under_keep_all() {
-    let mut h = harness(KeepLevels::Last2);
+    // 56 chunks: the first few recorded wait for the journal's clock.
+    let mut h = harness_in_shards("loopover:2x4 --no-symmetry", 2, KeepLevels::Last2);
+    let chunks = h.state.job.chunking.chunks();
+    assert_eq!(chunks, 56);
     let worker = h.state.register("w".into(), 1, 0);
     let seen = run_to_first_retiring(&mut h, worker);
+    h.state.journal.as_mut().unwrap().sync().unwrap();
+    let mut waiting = Vec::new();
+    for _ in 1..chunks.div_ceil(RETIRE_LAG_SHARE) {
+        let task = h.lease(worker);
+        let done = h.compute(&task);
+        // Appended but, within the second, not yet synced.
+        assert_eq!(h.state.complete(worker, task.lease_id, done), Verdict::Accepted);
+        assert!(!h.state.journal.as_ref().unwrap().is_synced());
+        waiting.push(task.chunk);
+    }
+    assert!(waiting.iter().all(|&c| exists(&h, seen, c)));
+    // One more makes a sixteenth of the level: the journal syncs at once.
     let task = h.lease(worker);
     let done = h.compute(&task);
-    h.state.journal.as_mut().unwrap().sync().unwrap();
-    // Appended but, within the second, not yet synced.
     assert_eq!(h.state.complete(worker, task.lease_id, done), Verdict::Accepted);
-    assert!(!h.state.journal.as_ref().unwrap().is_synced());
-    assert!(exists(&h, seen, task.chunk));
-    h.state.journal.as_mut().unwrap().sync().unwrap();
-    h.state.retire_durable();
-    assert!(!exists(&h, seen, task.chunk));
+    assert!(h.state.journal.as_ref().unwrap().is_synced());
+    assert!(waiting.iter().chain([&task.chunk]).all(|&c| !exists(&h, seen, c)));
 
     let mut all = harness(KeepLevels::All);
     let worker = all.state.register("w".into(), 1, 0);
