@@ -80,6 +80,45 @@ fn recorded_outputs_of_the_running_level_are_verified_on_resume() {
 }
 
 #[test]
+fn a_damaged_output_whose_seen_chunk_was_retired_is_named_on_resume() {
+    // Loopover 2×6 (12! states, tests/data/published.md) stopped in level
+    // 11, whose seen level 9 is retired chunk by chunk: a recorded output
+    // found damaged on resume cannot be recomputed, and resume says so
+    // before any work, naming both files and keeping the checkpoint.
+    let d = dirs();
+    let mut args = vec![
+        "run",
+        "loopover:2x6",
+        "--no-symmetry",
+        "--shard-pieces",
+        "2",
+        "--chunk-shards",
+        "2",
+    ];
+    args.extend(["--keep-levels", "last2", "--checkpoint-dir", s(&d.ck)]);
+    args.extend(d.output_args());
+    let o = cayley_tests::cayley_env(&args, &[("CAYLEY_FAULT_DISK_FULL", "11:40")]);
+    assert!(!o.status.success(), "the injected full disk went unnoticed");
+    let retiring = &d.manifest()["running"]["retiring"];
+    assert_eq!(retiring, &serde_json::json!([9]), "level 11 retires level 9");
+    let chunk = populated_chunks(&d.ck, 11)[0];
+    let (damaged, retired) = (d.chunk(11, chunk), d.chunk(9, chunk));
+    assert!(!retired.exists(), "recorded, so its seen chunk went");
+    flip_payload_byte(&damaged);
+    let before = journal(&d.ck, 11);
+    let o = d.resume();
+    let err = stderr_text(&o);
+    assert!(!o.status.success(), "{}", err);
+    assert!(
+        err.contains(s(&damaged)) && err.contains(s(&retired)) && err.contains("cannot be recomputed"),
+        "{}",
+        err
+    );
+    assert!(damaged.exists(), "the damaged file is left for the user");
+    assert_eq!(journal(&d.ck, 11), before, "nothing recorded or lost");
+}
+
+#[test]
 fn damage_that_cannot_be_recomputed_stops_with_the_file_named() {
     // last2: level 6 needs levels 5 and 4 to be recomputed, and 4 is gone.
     let d = stopped_in_level_7_keeping_last2();

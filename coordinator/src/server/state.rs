@@ -219,7 +219,10 @@ impl JobState {
         for (record, verdict) in checked {
             match verdict {
                 Ok(()) => self.record_done(record),
-                Err(problem) => self.reporter.warn(&format!("{}; recomputing it", problem)),
+                Err(problem) => {
+                    self.check_recomputable(record.chunk, &problem)?;
+                    self.reporter.warn(&format!("{}; recomputing it", problem))
+                }
             }
         }
         self.journal = Some(Journal::open(&self.checkpoint, level, false, self.write)?);

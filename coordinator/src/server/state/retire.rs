@@ -78,6 +78,32 @@ impl JobState {
         live <= self.job.space.level_bytes()
     }
 
+    /// Refuses to go on when a recorded chunk of the running level, found
+    /// damaged (`problem`) on resume, can no longer be recomputed because
+    /// its seen set was retired once it was recorded: the user learns which
+    /// file and why, and the checkpoint stays as it is.
+    pub(super) fn check_recomputable(&self, chunk: u64, problem: &str) -> anyhow::Result<()> {
+        let Some(running) = &self.manifest.running else {
+            return Ok(());
+        };
+        let gone: Vec<String> = running
+            .retiring
+            .iter()
+            .map(|&level| self.checkpoint.chunk_path(level, chunk))
+            .filter(|path| !path.exists())
+            .map(|path| path.display().to_string())
+            .collect();
+        if gone.is_empty() {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "{}, and it cannot be recomputed: its inputs {} were deleted once it was recorded (--keep-levels {} keeps two levels of checkpoint); restore the damaged file from a copy before resuming, or start the job again in a new checkpoint",
+            problem,
+            gone.join(" and "),
+            self.manifest.keep_levels.name()
+        )
+    }
+
     /// Queues the old chunks of a recorded chunk of the running level, and
     /// deletes those whose record is durable.
     pub(super) fn retire_chunk(&mut self, chunk: u64) {
