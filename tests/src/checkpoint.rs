@@ -48,6 +48,19 @@ pub fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }
 
+/// `run` and the options of Loopover 2×6 unreduced in 66 chunks of two
+/// shards (0.9 MiB raw each; a level is 57 MiB): small enough for tests,
+/// with dense levels whose chunks its `last2` checkpoint retires one by one.
+pub const LOOPOVER_2X6_IN_66_CHUNKS: [&str; 7] = [
+    "run",
+    "loopover:2x6",
+    "--no-symmetry",
+    "--shard-pieces",
+    "2",
+    "--chunk-shards",
+    "2",
+];
+
 impl Dirs {
     /// `cayley run loopover:2x5 --no-symmetry --checkpoint-dir … extra…`:
     /// these tests address the files of particular shards, so they use the

@@ -86,15 +86,7 @@ fn a_damaged_output_whose_seen_chunk_was_retired_is_named_on_resume() {
     // found damaged on resume cannot be recomputed, and resume says so
     // before any work, naming both files and keeping the checkpoint.
     let d = dirs();
-    let mut args = vec![
-        "run",
-        "loopover:2x6",
-        "--no-symmetry",
-        "--shard-pieces",
-        "2",
-        "--chunk-shards",
-        "2",
-    ];
+    let mut args = LOOPOVER_2X6_IN_66_CHUNKS.to_vec();
     args.extend(["--keep-levels", "last2", "--checkpoint-dir", s(&d.ck)]);
     args.extend(d.output_args());
     let o = cayley_tests::cayley_env(&args, &[("CAYLEY_FAULT_DISK_FULL", "11:40")]);

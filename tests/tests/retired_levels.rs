@@ -7,6 +7,7 @@
 //! diameter 14 (tests/data/published.md).
 
 use cayley_shared::files::checkpoint::KeepLevels;
+use cayley_tests::checkpoint::LOOPOVER_2X6_IN_66_CHUNKS;
 use cayley_tests::{cayley_bin, json_u64s, read_json, test_dir};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -35,15 +36,7 @@ fn a_last2_checkpoint_holds_two_levels_at_its_peak() {
     // 66 chunks of 0.9 MiB raw, so that chunks in flight are a small part
     // of a level.
     let mut child = Command::new(cayley_bin())
-        .args([
-            "run",
-            "loopover:2x6",
-            "--no-symmetry",
-            "--shard-pieces",
-            "2",
-            "--chunk-shards",
-            "2",
-        ])
+        .args(LOOPOVER_2X6_IN_66_CHUNKS)
         .args(["--keep-levels", "last2", "--threads", "2", "-q", "--checkpoint-dir"])
         .arg(&ck)
         .arg("--out")

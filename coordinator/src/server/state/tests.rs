@@ -11,6 +11,26 @@ use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_worker::client::done_message;
 use cayley_worker::runner::{TaskError, TaskRunner};
 
+/// The 4×4 Loopover MTM table, depths 0–14 (results/loopover-4x4-mtm: its
+/// diameter is Rokicki's and its counts sum to 16!).
+const LOOPOVER_4X4_MTM: [u64; 15] = [
+    1,
+    24,
+    396,
+    6264,
+    97558,
+    1486728,
+    22201916,
+    324714424,
+    4612908913,
+    62546431704,
+    761114737756,
+    6477461009768,
+    13117496920628,
+    499209363040,
+    8880,
+];
+
 /// Loopover 2×4 MTM, tests/data/loopover-mtm.csv.
 fn published_2x4() -> Vec<u64> {
     cayley_tests::published::published_loopover_mtm("2x4")
@@ -34,6 +54,20 @@ fn harness(keep: KeepLevels) -> Harness {
     h
 }
 
+/// The job state in `checkpoint` (its manifest if it has one, else `fresh`),
+/// with a ten-minute lease, silent and durable.
+fn open_state(job: Job, checkpoint: CheckpointDir, fresh: Manifest) -> JobState {
+    JobState::open(
+        job,
+        checkpoint,
+        fresh,
+        Duration::from_secs(600),
+        Box::new(Quiet),
+        WriteOptions::DURABLE,
+    )
+    .unwrap()
+}
+
 fn harness_of(spec: &str, keep: KeepLevels) -> Harness {
     harness_in_shards(spec, 1, keep)
 }
@@ -46,16 +80,7 @@ fn harness_in_shards(spec: &str, shard_pieces: usize, keep: KeepLevels) -> Harne
         .unwrap()
         .with_chunk_shards(Some(1));
     let fresh = Manifest::new(&job, keep, None, None);
-    let checkpoint = CheckpointDir::create(&ck).unwrap();
-    let state = JobState::open(
-        job.clone(),
-        checkpoint,
-        fresh,
-        Duration::from_secs(600),
-        Box::new(Quiet),
-        WriteOptions::DURABLE,
-    )
-    .unwrap();
+    let state = open_state(job.clone(), CheckpointDir::create(&ck).unwrap(), fresh);
     let runner = TaskRunner::new(job, &ck, 64 << 20, 1, WriteOptions::DURABLE).unwrap();
     Harness {
         state,
@@ -433,23 +458,7 @@ fn a_result_after_its_lease_expired_is_late_and_its_worker_lost() {
 #[test]
 fn an_older_level_is_kept_only_where_bottom_up_would_probe_it() {
     use super::completion::older_level_pays;
-    let counts: [u128; 15] = [
-        1,
-        24,
-        396,
-        6264,
-        97558,
-        1486728,
-        22201916,
-        324714424,
-        4612908913,
-        62546431704,
-        761114737756,
-        6477461009768,
-        13117496920628,
-        499209363040,
-        8880,
-    ];
+    let counts = LOOPOVER_4X4_MTM.map(|c| c as u128);
     let order = Some(20922789888000u128);
     let keeps: Vec<usize> = (1..=counts.len())
         .filter(|&n| older_level_pays(&counts[..n], order))

@@ -10,16 +10,7 @@ use crate::manifest::LevelRecord;
 fn reopen(h: &mut Harness) {
     let job = h.state.job.clone();
     let fresh = Manifest::new(&job, h.state.manifest.keep_levels, None, None);
-    let checkpoint = CheckpointDir::existing(h.state.checkpoint.root());
-    h.state = JobState::open(
-        job,
-        checkpoint,
-        fresh,
-        Duration::from_secs(600),
-        Box::new(Quiet),
-        WriteOptions::DURABLE,
-    )
-    .unwrap();
+    h.state = open_state(job, CheckpointDir::existing(h.state.checkpoint.root()), fresh);
     h.restart_worker();
 }
 
@@ -130,16 +121,7 @@ fn recorded(spec: &str, counts: &[u64], bytes: &[u64]) -> (JobState, tempfile::T
         })
         .collect();
     manifest.running.as_mut().unwrap().from_level = counts.len() as u32 - 1;
-    let checkpoint = CheckpointDir::create(&dir.path().join("ck")).unwrap();
-    let state = JobState::open(
-        job,
-        checkpoint,
-        manifest,
-        Duration::from_secs(600),
-        Box::new(Quiet),
-        WriteOptions::DURABLE,
-    )
-    .unwrap();
+    let state = open_state(job, CheckpointDir::create(&dir.path().join("ck")).unwrap(), manifest);
     (state, dir)
 }
 
@@ -150,33 +132,20 @@ fn recorded(spec: &str, counts: &[u64], bytes: &[u64]) -> (JobState, tempfile::T
 /// fit, level 10 waits for the level to close.
 #[test]
 fn an_older_level_is_kept_longer_only_within_two_raw_levels() {
-    let counts = [
-        1,
-        24,
-        396,
-        6264,
-        97558,
-        1486728,
-        22201916,
-        324714424,
-        4612908913,
-        62546431704,
-        761114737756,
-        6477461009768,
-    ];
+    let counts = &LOOPOVER_4X4_MTM[..12];
     // The run's level files, rounded: level 10 5.1 GiB, level 11 19.1 GiB.
     let mut bytes = [16 << 20; 12];
     (bytes[0], bytes[9], bytes[10], bytes[11]) = (0, 837 << 20, 5511 << 20, 20473 << 20);
-    let (state, _dir) = recorded("loopover:4x4", &counts, &bytes);
+    let (state, _dir) = recorded("loopover:4x4", counts, &bytes);
     assert!(state.job.space.level_bytes() < (bytes[10] + bytes[11]) as u128);
     assert_eq!(state.retiring_levels(11, false), vec![10]);
     bytes[11] = 10_000 << 20;
-    let (state, _dir) = recorded("loopover:4x4", &counts, &bytes);
+    let (state, _dir) = recorded("loopover:4x4", counts, &bytes);
     assert_eq!(state.retiring_levels(11, false), Vec::<u32>::new());
     // Kept for it, level 10 is retired by depth 13 in turn.
     let (state, _dir) = recorded(
         "loopover:4x4",
-        &[&counts[..], &[13117496920628]].concat(),
+        &LOOPOVER_4X4_MTM[..13],
         &[&bytes[..], &[20660 << 20]].concat(),
     );
     assert_eq!(state.retiring_levels(12, true), vec![10, 11]);
