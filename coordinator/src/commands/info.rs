@@ -358,11 +358,10 @@ fn print_resources(plan: &Plan, checkpoint: &Path, free: FreeSpace) {
     }
     if max_depth.is_none() && !job.directed {
         // What last2 is built to bound, in the unit of Korf's two-bit BFS.
-        let early = req.disk_last2_bytes - LIVE_LEVELS * req.level_bytes;
         println!(
             "             last2's peak: the level read and, chunk by chunk, the one before or the one written ({} bits a stored state), plus {} of early levels kept for words ({:.2} bits a stored state in all)",
             LIVE_LEVELS,
-            human_bytes(early),
+            human_bytes(req.disk_early_bytes),
             req.disk_last2_bytes as f64 * 8.0 / job.space.states() as f64
         );
     }

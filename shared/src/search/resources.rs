@@ -71,6 +71,9 @@ pub struct Requirements {
     /// Checkpoint disk with `--keep-levels last2` (the two raw live levels
     /// and the early levels kept for words).
     pub disk_last2_bytes: u128,
+    /// The part of [`Requirements::disk_last2_bytes`] that is early levels
+    /// kept for words.
+    pub disk_early_bytes: u128,
     /// Checkpoint disk with `--keep-levels all` (an estimate).
     pub disk_all_bytes: u128,
     /// Generators: a level at depth k holds at most this to the k states.
@@ -119,6 +122,7 @@ pub fn requirements(job: &Job) -> Requirements {
             .map(|&s| ((s * stored_per_state(job)).ceil() as u128 * SPARSE_BYTES_PER_STATE + overhead).min(level))
             .collect()
     });
+    let early = early_levels_bytes(level, level_file_bytes.as_deref());
     Requirements {
         level_bytes: level,
         shard_bytes,
@@ -126,7 +130,8 @@ pub fn requirements(job: &Job) -> Requirements {
         chunks: job.chunking.chunks(),
         table_bytes: tables,
         min_worker_bytes: working_shards * shard_bytes + tables,
-        disk_last2_bytes: LIVE_LEVELS * level + early_levels_bytes(level, level_file_bytes.as_deref()),
+        disk_last2_bytes: LIVE_LEVELS * level + early,
+        disk_early_bytes: early,
         disk_all_bytes: KEEP_ALL_LEVELS_FACTOR * level,
         generators: job.puzzle.moves.len() as u64,
         level_file_bytes,
