@@ -82,6 +82,13 @@ impl FiberLayout {
                 outer: true,
             })
             .collect();
+        // Small digits first, so that the inner digits (the row) are the
+        // big ones and the outer ones few: with the 3×3×3's six edge pairs
+        // ahead of its 8! corners, a row is the corners' 20,160 states
+        // (315 words exactly) instead of the whole 1,290,240-state fiber,
+        // whose contribution tables a map would build anew (`FiberMap`).
+        // Blocks of one size (Loopover) keep their order.
+        digits.sort_by_key(|d| d.size);
         let halved = even && !digits.is_empty();
         if halved {
             digits.last_mut().expect("checked").radix /= 2;

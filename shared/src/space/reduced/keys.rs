@@ -6,6 +6,13 @@
 //! symmetry (it maps slot sets and relabels the blocks), so keys fall into
 //! classes; the smallest key of each class (by rank) is its representative.
 //! A shard of the reduced space is one representative key.
+//!
+//! Each block has a **domain**: the slots its pieces can reach (the union of
+//! the moves' orbits they start in; every slot on Loopover). A block's slot
+//! set is ranked among the free slots of its domain, so keys that put a
+//! piece where no move takes it are not numbered at all: the 3×3×3's corners
+//! and edges make 34,650 keys of its three edge slices, where ranking over
+//! all 20 slots would make 4.4·10⁹, almost all unreachable.
 
 use crate::puzzle::perm::Perm;
 use crate::puzzle::symmetry::Symmetries;
@@ -24,6 +31,9 @@ pub struct KeySpace {
     slots: usize,
     /// Sizes of the blocks.
     sizes: Vec<u32>,
+    /// Slots each block may hold (its domain): domains of two blocks are
+    /// equal or disjoint.
+    domains: Vec<u64>,
     /// Radix of each block's digit (the last block has one choice).
     radices: Vec<u64>,
     /// Number of keys.
@@ -44,20 +54,20 @@ pub struct KeySpace {
 }
 
 impl KeySpace {
-    /// Keys of blocks of the given sizes, each symmetry `k` mapping block
-    /// `b` to block `block_maps[k][b]`; enumerates the class representatives.
-    pub fn new(slots: usize, sizes: &[u32], symmetries: &Symmetries, block_maps: Vec<Vec<u8>>) -> KeySpace {
+    /// Keys of blocks of the given sizes and domains (see [`block_domains`]),
+    /// each symmetry `k` mapping block `b` to block `block_maps[k][b]`;
+    /// enumerates the class representatives.
+    pub fn new(
+        slots: usize,
+        sizes: &[u32],
+        domains: Vec<u64>,
+        symmetries: &Symmetries,
+        block_maps: Vec<Vec<u8>>,
+    ) -> KeySpace {
         assert!(sizes.len() <= MAX_BLOCKS, "too many blocks");
+        assert_eq!(sizes.len(), domains.len(), "a domain per block");
         let binomials = Binomials::new();
-        let mut free = slots as u32;
-        let radices: Vec<u64> = sizes
-            .iter()
-            .map(|&c| {
-                let r = binomials.get(free, c);
-                free -= c;
-                r
-            })
-            .collect();
+        let radices = radices(&binomials, sizes, &domains);
         let total = radices.iter().product();
         let inverse_blocks = block_maps
             .iter()
@@ -73,6 +83,7 @@ impl KeySpace {
         let mut space = KeySpace {
             slots,
             sizes: sizes.to_vec(),
+            domains,
             radices,
             total,
             binomials,
@@ -98,6 +109,11 @@ impl KeySpace {
         self.reps.len()
     }
 
+    /// The slots each block may hold.
+    pub fn domains(&self) -> &[u64] {
+        &self.domains
+    }
+
     /// Number of blocks.
     pub fn blocks(&self) -> usize {
         self.sizes.len()
@@ -118,7 +134,7 @@ impl KeySpace {
         let mut free = self.all_slots();
         let mut rank = 0u64;
         for (b, &radix) in self.radices.iter().enumerate() {
-            rank = rank * radix + self.binomials.rank(key[b], free);
+            rank = rank * radix + self.binomials.rank(key[b], free & self.domains[b]);
             free &= !key[b];
         }
         rank
@@ -134,7 +150,7 @@ impl KeySpace {
         let mut key = [0u64; MAX_BLOCKS];
         let mut free = self.all_slots();
         for (b, &c) in self.sizes.iter().enumerate() {
-            key[b] = self.binomials.unrank(values[b], free, c);
+            key[b] = self.binomials.unrank(values[b], free & self.domains[b], c);
             free &= !key[b];
         }
         key
@@ -297,7 +313,7 @@ impl KeySpace {
     /// holds the digits of the blocks before); then the later blocks, in
     /// rank order. Pushes each representative with its stabiliser's order.
     fn visit(&self, b: usize, value: u64, free: u64, rank: u64, key: &mut Key, out: &mut Vec<(u64, u32)>) {
-        key[b] = self.binomials.unrank(value, free, self.sizes[b]);
+        key[b] = self.binomials.unrank(value, free & self.domains[b], self.sizes[b]);
         let rank = rank * self.radices[b] + value;
         let Some(stabilizer) = self.least_so_far(key, b + 1) else {
             return;
@@ -340,6 +356,78 @@ impl KeySpace {
             }
         }
         Some(equal)
+    }
+}
+
+/// Radix of each block's digit: its slot sets among the slots of its domain
+/// that the earlier blocks of that domain leave free (the last block of a
+/// domain has one choice).
+fn radices(binomials: &Binomials, sizes: &[u32], domains: &[u64]) -> Vec<u64> {
+    (0..sizes.len())
+        .map(|b| {
+            let taken: u32 = (0..b).filter(|&e| domains[e] == domains[b]).map(|e| sizes[e]).sum();
+            binomials.get(domains[b].count_ones() - taken, sizes[b])
+        })
+        .collect()
+}
+
+/// Number of keys of blocks of `sizes` in `domains`: the product of the
+/// radices (for each domain, its multinomial coefficient).
+pub fn key_count(sizes: &[u32], domains: &[u64]) -> u128 {
+    radices(&Binomials::new(), sizes, domains)
+        .iter()
+        .map(|&r| r as u128)
+        .product()
+}
+
+/// The domain of each block of pieces: the slots its pieces can reach,
+/// i.e. the union of the orbits of `moves` that hold their home slots
+/// (`home[p]`), joined where two blocks' unions meet, so that any two
+/// domains are equal or disjoint.
+pub fn block_domains(slots: usize, moves: &[&Perm], home: &[u8], blocks: &[Vec<u8>]) -> Vec<u64> {
+    let mut orbit = vec![0u64; slots];
+    for s in 0..slots {
+        if orbit[s] != 0 {
+            continue;
+        }
+        let (mut mask, mut stack) = (1u64 << s, vec![s]);
+        while let Some(x) = stack.pop() {
+            for m in moves {
+                let y = m[x] as usize;
+                if mask & 1 << y == 0 {
+                    mask |= 1 << y;
+                    stack.push(y);
+                }
+            }
+        }
+        let mut bits = mask;
+        while bits != 0 {
+            orbit[bits.trailing_zeros() as usize] = mask;
+            bits &= bits - 1;
+        }
+    }
+    let mut domains: Vec<u64> = blocks
+        .iter()
+        .map(|b| b.iter().fold(0, |m, &p| m | orbit[home[p as usize] as usize]))
+        .collect();
+    // Join overlapping domains until none overlap.
+    loop {
+        let mut changed = false;
+        for a in 0..domains.len() {
+            for b in 0..domains.len() {
+                if domains[a] != domains[b] && domains[a] & domains[b] != 0 {
+                    let joined = domains[a] | domains[b];
+                    domains
+                        .iter_mut()
+                        .filter(|d| **d & joined != 0)
+                        .for_each(|d| *d = joined);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return domains;
+        }
     }
 }
 

@@ -115,12 +115,19 @@ impl ReducedSpace {
         let sizes: Vec<u32> = (0..fiber.blocks())
             .map(|b| fiber.block_pieces(b).len() as u32)
             .collect();
-        let keys = KeySpace::new(puzzle.slots, &sizes, &symmetries, block_maps);
+        let moves: Vec<&Perm> = puzzle.moves.iter().map(|m| &m.perm).collect();
+        let domains = keys::block_domains(puzzle.slots, &moves, &puzzle.solved, &fiber_blocks(&fiber));
+        let keys = KeySpace::new(puzzle.slots, &sizes, domains, &symmetries, block_maps);
+        let tables = Arc::new(TableCache::with_bound(maps_tables_bytes(
+            &fiber,
+            puzzle.moves.len(),
+            symmetries.order(),
+        )));
         ReducedSpace {
             symmetries,
             keys,
             fiber,
-            tables: Arc::default(),
+            tables,
         }
     }
 
@@ -156,9 +163,7 @@ impl ReducedSpace {
 
     /// Blocks of the partition as piece lists.
     pub fn blocks(&self) -> Vec<Vec<u8>> {
-        (0..self.fiber.blocks())
-            .map(|b| self.fiber.block_pieces(b).to_vec())
-            .collect()
+        fiber_blocks(&self.fiber)
     }
 
     /// States each stored bit of `shard` stands for.
@@ -197,7 +202,7 @@ impl ReducedSpace {
         let parities = 2;
         let per_map = (self.fiber.row_states() * parities + self.fiber.rows()) * 8;
         let all_maps = self.shards().saturating_mul(moves as u64 + 1).saturating_mul(per_map);
-        all_maps.min(tables::TABLE_CACHE_BYTES as u64) + self.step_table_bytes(moves)
+        all_maps.min(self.tables.bound() as u64) + self.step_table_bytes(moves)
     }
 
     /// Bytes of the kernel's table of every shard's steps with `moves`
@@ -235,6 +240,24 @@ impl ReducedSpace {
             .sum();
         fixed / stabilizer.len() as u64
     }
+}
+
+/// Bytes of the tables of one map per move (and the identity) and symmetry:
+/// a row's inner tables and every digit's contributions. Where a block's
+/// slot set is the same in every key (the 3×3×3's corners), the maps of all
+/// shards share those tables, so a cache this big builds each once.
+fn maps_tables_bytes(fiber: &FiberLayout, moves: usize, symmetries: usize) -> usize {
+    let parities = 2;
+    let digits: u64 = (0..fiber.blocks())
+        .map(|b| crate::space::rank::factorial(fiber.block_pieces(b).len()) as u64)
+        .sum();
+    let per_map = (fiber.row_states() * parities + digits) * 8;
+    (per_map as usize).saturating_mul((moves + 1) * symmetries)
+}
+
+/// The blocks of a fiber layout as piece lists.
+fn fiber_blocks(fiber: &FiberLayout) -> Vec<Vec<u8>> {
+    (0..fiber.blocks()).map(|b| fiber.block_pieces(b).to_vec()).collect()
 }
 
 #[cfg(test)]

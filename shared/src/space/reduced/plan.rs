@@ -11,6 +11,7 @@
 //! class stores one fiber. The cheapest candidate wins, provided its fibers
 //! are big enough for the kernel's per-shard work to be noise.
 
+use super::keys::{block_domains, key_count};
 use crate::puzzle::perm::Perm;
 use crate::puzzle::symmetry::Symmetries;
 use crate::puzzle::Puzzle;
@@ -87,6 +88,7 @@ pub fn choose(puzzle: &Puzzle, groups: &[super::groups::Candidate], even: bool) 
         }
     }
     let guarded = puzzle.guarded_pieces();
+    let moves: Vec<&Perm> = puzzle.moves.iter().map(|m| &m.perm).collect();
     let mut best: Option<Candidate> = None;
     for group in subgroups {
         for slot_blocks in invariant_partitions(n, &group.slots) {
@@ -101,12 +103,14 @@ pub fn choose(puzzle: &Puzzle, groups: &[super::groups::Candidate], even: bool) 
             {
                 continue;
             }
-            let keys = factorial(n) / blocks.iter().map(|b| factorial(b.len())).product::<u128>();
+            let domains = block_domains(n, &moves, &puzzle.solved, &blocks);
+            let sizes: Vec<u32> = blocks.iter().map(|b| b.len() as u32).collect();
+            let keys = key_count(&sizes, &domains);
             let fiber = blocks.iter().map(|b| factorial(b.len())).product::<u128>() / if even { 2 } else { 1 };
             if keys > MAX_KEYS || fiber > MAX_FIBER || fiber < min_fiber {
                 continue;
             }
-            let classes = burnside_classes(&group.slots, &slot_blocks);
+            let classes = burnside_classes(&group.slots, &slot_blocks, &domains);
             let c = Candidate {
                 symmetries: group.clone(),
                 blocks,
@@ -148,6 +152,11 @@ fn invariant_partitions(n: usize, group: &[Perm]) -> Vec<Vec<Vec<u8>>> {
             }
         }
     } else {
+        for product in orbit_systems(n, group, &orbits) {
+            if !out.contains(&product) {
+                out.push(product);
+            }
+        }
         for packed in (2..=MAX_BLOCK).filter_map(|capacity| pack_orbits(&orbits, capacity)) {
             if !out.contains(&packed) {
                 out.push(packed);
@@ -166,6 +175,73 @@ fn invariant_partitions(n: usize, group: &[Perm]) -> Vec<Vec<Vec<u8>>> {
                     })
                     .collect(),
             );
+        }
+    }
+    out
+}
+
+/// Most partitions [`orbit_systems`] lists: past it, orbits are cut only
+/// alone.
+const MAX_ORBIT_SYSTEMS: usize = 256;
+
+/// Partitions that cut each orbit by one of its block systems (the orbit
+/// whole, its slots alone, or the blocks that joining its first slot with
+/// another makes): the 3×3×3's corners whole with its edges in their three
+/// slices of four, a key of 34,650 edge colourings and a fiber of 8!·4!³/2.
+/// Their product when it is at most [`MAX_ORBIT_SYSTEMS`], else each orbit's
+/// systems with the other orbits whole.
+fn orbit_systems(n: usize, group: &[Perm], orbits: &[Vec<u8>]) -> Vec<Vec<Vec<u8>>> {
+    let per_orbit: Vec<Vec<Vec<Vec<u8>>>> = orbits
+        .iter()
+        .map(|orbit| {
+            let mut systems = vec![vec![orbit.clone()], orbit.iter().map(|&s| vec![s]).collect()];
+            for &x in &orbit[1..] {
+                let inside: Vec<Vec<u8>> = join_closure(n, group, &[(orbit[0] as usize, x as usize)])
+                    .into_iter()
+                    .filter(|b| orbit.contains(&b[0]))
+                    .collect();
+                if inside.len() > 1 && !systems.contains(&inside) {
+                    systems.push(inside);
+                }
+            }
+            systems
+        })
+        .collect();
+    let product: usize = per_orbit
+        .iter()
+        .map(|s| s.len())
+        .try_fold(1usize, |p, k| p.checked_mul(k))
+        .unwrap_or(usize::MAX);
+    let mut out: Vec<Vec<Vec<u8>>> = Vec::new();
+    let mut push = |choice: &[usize]| {
+        let mut blocks: Vec<Vec<u8>> = choice
+            .iter()
+            .enumerate()
+            .flat_map(|(o, &c)| per_orbit[o][c].iter().cloned())
+            .collect();
+        blocks.sort();
+        out.push(blocks);
+    };
+    if product <= MAX_ORBIT_SYSTEMS {
+        let mut choice = vec![0usize; orbits.len()];
+        'all: loop {
+            push(&choice);
+            for (o, c) in choice.iter_mut().enumerate() {
+                *c += 1;
+                if *c < per_orbit[o].len() {
+                    continue 'all;
+                }
+                *c = 0;
+            }
+            break;
+        }
+    } else {
+        for (o, systems) in per_orbit.iter().enumerate() {
+            for c in 1..systems.len() {
+                let mut choice = vec![0usize; orbits.len()];
+                choice[o] = c;
+                push(&choice);
+            }
         }
     }
     out
@@ -259,10 +335,11 @@ fn piece_blocks(puzzle: &Puzzle, slot_blocks: &[Vec<u8>]) -> Vec<Vec<u8>> {
 }
 
 /// Number of classes of keys under the group (Burnside: the average number
-/// of keys an element fixes). A key colours each slot with its block; an
-/// element fixes it when it maps every colour class onto the class of the
-/// block it maps the block to.
-pub fn burnside_classes(group: &[Perm], blocks: &[Vec<u8>]) -> u128 {
+/// of keys an element fixes). A key colours each slot of a block's domain
+/// (`domains[b]`, see [`block_domains`]) with a block; an element fixes it
+/// when it maps every colour class onto the class of the block it maps the
+/// block to.
+pub fn burnside_classes(group: &[Perm], blocks: &[Vec<u8>], domains: &[u64]) -> u128 {
     let n = group[0].degree();
     let mut block_of = vec![0usize; n];
     for (b, slots) in blocks.iter().enumerate() {
@@ -271,14 +348,15 @@ pub fn burnside_classes(group: &[Perm], blocks: &[Vec<u8>]) -> u128 {
         }
     }
     let sizes: Vec<usize> = blocks.iter().map(|b| b.len()).collect();
-    let total: u128 = group.iter().map(|g| fixed_keys(g, &block_of, &sizes)).sum();
+    let total: u128 = group.iter().map(|g| fixed_keys(g, &block_of, &sizes, domains)).sum();
     total / group.len() as u128
 }
 
 /// Keys fixed by one element: each cycle of the element on slots takes the
-/// colours of one orbit of its block map, evenly; count the ways to give
-/// every block its size.
-fn fixed_keys(g: &Perm, block_of: &[usize], sizes: &[usize]) -> u128 {
+/// colours of one orbit of its block map, evenly, an orbit that holds a
+/// block whose domain has the cycle's slots; count the ways to give every
+/// block its size.
+fn fixed_keys(g: &Perm, block_of: &[usize], sizes: &[usize], domains: &[u64]) -> u128 {
     let n = g.degree();
     let nb = sizes.len();
     let block_map: Vec<usize> = (0..nb)
@@ -288,6 +366,7 @@ fn fixed_keys(g: &Perm, block_of: &[usize], sizes: &[usize]) -> u128 {
         })
         .collect();
     let mut seen = vec![false; n];
+    // Each cycle's length and a slot of it.
     let mut cycles = Vec::new();
     for s in 0..n {
         let mut len = 0;
@@ -298,15 +377,18 @@ fn fixed_keys(g: &Perm, block_of: &[usize], sizes: &[usize]) -> u128 {
             len += 1;
         }
         if len > 0 {
-            cycles.push(len);
+            cycles.push((len, s));
         }
     }
-    // Colour vectors a cycle of each length can take.
-    let mut options: HashMap<usize, Vec<Vec<usize>>> = HashMap::new();
-    for &len in &cycles {
-        options.entry(len).or_insert_with(|| {
+    // Colour vectors a cycle of each length can take from the blocks whose
+    // domain holds its slot (a domain's blocks go to one domain's blocks).
+    let domain_of = |s: usize| domains.iter().copied().find(|d| d & 1 << s != 0).unwrap_or(0);
+    let mut options: HashMap<(usize, u64), Vec<Vec<usize>>> = HashMap::new();
+    for &(len, s) in &cycles {
+        let domain = domain_of(s);
+        options.entry((len, domain)).or_insert_with(|| {
             let mut opts = Vec::new();
-            for b in 0..nb {
+            for b in (0..nb).filter(|&b| domains[b] == domain) {
                 let mut orbit = vec![b];
                 let mut y = block_map[b];
                 while y != b {
@@ -325,11 +407,12 @@ fn fixed_keys(g: &Perm, block_of: &[usize], sizes: &[usize]) -> u128 {
         });
     }
     let mut memo: HashMap<(usize, Vec<usize>), u128> = HashMap::new();
+    let cycles: Vec<(usize, u64)> = cycles.iter().map(|&(len, s)| (len, domain_of(s))).collect();
     fn go(
         i: usize,
         remaining: Vec<usize>,
-        cycles: &[usize],
-        options: &HashMap<usize, Vec<Vec<usize>>>,
+        cycles: &[(usize, u64)],
+        options: &HashMap<(usize, u64), Vec<Vec<usize>>>,
         memo: &mut HashMap<(usize, Vec<usize>), u128>,
     ) -> u128 {
         if i == cycles.len() {
