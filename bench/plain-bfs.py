@@ -7,7 +7,10 @@ Usage: bench/plain-bfs.py loopover R C stm|mtm D
                                               every power of each move, as
                                               twsearch's half-turn metric)
        bench/plain-bfs.py tws-qtm FILE SET D (each move and its inverse
-                                              only: cayley's --metric stm)"""
+                                              only: cayley's --metric stm)
+       bench/plain-bfs.py perm FILE D        (a perm: file's generators in
+                                              1-based cycles, and their
+                                              inverses, as `perm:` adds)"""
 import sys
 
 
@@ -92,11 +95,36 @@ def tws(path, name, quarter=False):
     return solved, lambda s: (apply(s, m) for m in generators)
 
 
+def perm(path):
+    """Lines `NAME: (a,b,...)(...)`: the content of slot a goes to slot b."""
+    import re
+    gens = []
+    for line in open(path):
+        line = line.split("#")[0]
+        if ":" not in line or "(" not in line:
+            continue
+        gens.append([[int(x) - 1 for x in c.split(",")] for c in re.findall(r"\(([\d,]+)\)", line)])
+    n = max(x for g in gens for c in g for x in c) + 1
+    moves = []
+    for g in gens:
+        for cycles in (g, [c[::-1] for c in g]):
+            image = list(range(n))
+            for c in cycles:
+                for i, x in enumerate(c):
+                    image[x] = c[(i + 1) % len(c)]
+            if image not in moves:
+                moves.append(image)
+    # A state lists each piece's slot; a move sends the piece in slot x to image[x].
+    return tuple(range(n)), lambda s: (tuple(m[x] for x in s) for m in moves)
+
+
 args = sys.argv[1:]
 if len(args) == 4 and args[0] in ("tws", "tws-qtm"):
     start, step = tws(args[1], args[2], args[0] == "tws-qtm")
 elif len(args) == 5 and args[0] == "loopover":
     start, step = loopover(int(args[1]), int(args[2]), args[3])
+elif len(args) == 3 and args[0] == "perm":
+    start, step = perm(args[1])
 elif len(args) == 4 and args[0] == "sliding":
     start, step = sliding(int(args[1]), int(args[2]))
 else:

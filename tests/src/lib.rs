@@ -27,6 +27,14 @@ pub fn bfs_counts<F>(start: Vec<u8>, neighbours: F) -> Vec<u64>
 where
     F: Fn(&[u8]) -> Vec<Vec<u8>>,
 {
+    bfs_counts_to(start, usize::MAX, neighbours)
+}
+
+/// [`bfs_counts`] of the depths up to `max_depth` only.
+pub fn bfs_counts_to<F>(start: Vec<u8>, max_depth: usize, neighbours: F) -> Vec<u64>
+where
+    F: Fn(&[u8]) -> Vec<Vec<u8>>,
+{
     let mut seen: HashSet<Vec<u8>> = HashSet::new();
     seen.insert(start.clone());
     let mut frontier = vec![start];
@@ -44,6 +52,9 @@ where
             return counts;
         }
         counts.push(next.len() as u64);
+        if counts.len() > max_depth {
+            return counts;
+        }
         frontier = next;
     }
 }
@@ -53,8 +64,13 @@ where
 /// content of slot `s` to slot `g[s]`). Moves act on position-notation states
 /// as `p'[i] = g[p[i]]`.
 pub fn reference_bfs(generators: &[Vec<u8>]) -> Vec<u64> {
+    reference_bfs_to(generators, usize::MAX)
+}
+
+/// [`reference_bfs`] of the depths up to `max_depth` only.
+pub fn reference_bfs_to(generators: &[Vec<u8>], max_depth: usize) -> Vec<u64> {
     let n = generators.first().map_or(0, |g| g.len());
-    bfs_counts((0..n as u8).collect(), |state| {
+    bfs_counts_to((0..n as u8).collect(), max_depth, |state| {
         generators
             .iter()
             .map(|g| state.iter().map(|&s| g[s as usize]).collect())

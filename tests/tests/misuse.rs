@@ -486,25 +486,45 @@ fn the_removed_worker_scratch_flag_is_accepted_with_a_warning() {
     assert!(err.contains("no coordinator at http://127.0.0.1:1"), "{}", err);
 }
 
-/// The 3×3×3's corner and edge permutations have the cube's 48 symmetries,
-/// but no reduced layout of their 20 pieces: `info` says so and what it
-/// uses instead, rather than only that symmetries were found.
+/// A 13-cycle and a 3-cycle generate A₁₃, whose found symmetries (a
+/// reflection of the cycle) would only halve it: `info` says they go
+/// unused and why, rather than only that symmetries were found.
 #[test]
 fn info_says_why_found_symmetries_go_unused() {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/puzzles/3x3x3-permutations.perm");
-    let spec = format!("perm:{}", file.display());
-    let o = output_of("cayley", &["info", &spec]);
+    let dir = test_dir();
+    let file = dir.path().join("a13.perm");
+    std::fs::write(&file, "a: (1,2,3,4,5,6,7,8,9,10,11,12,13)\nb: (1,2,3)\n").unwrap();
+    let o = output_of("cayley", &["info", &format!("perm:{}", file.display())]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(text.contains("found: a group of order 48"), "{}", text);
+    assert!(text.contains("found: a group of order 2"), "{}", text);
     assert!(
-        text.contains("symmetries are not used: no partition of the pieces")
-            && text.contains("ranked by its group instead"),
+        text.contains("symmetries are not used: the found symmetries would store")
+            && text.contains("below a 4-fold reduction"),
         "{}",
         text
     );
+    // 13!/2: the even permutations of 13 points.
+    assert!(text.contains("group order  3113510400"), "{}", text);
+}
+
+/// The 3×3×3's corner and edge permutations are reduced by the cube's 48
+/// symmetries (found, not declared), to within 1% of `8!·12!/2 / 48`.
+#[test]
+fn info_reduces_the_cube_permutations_by_its_48_symmetries() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/puzzles/3x3x3-permutations.perm");
+    let o = output_of("cayley", &["info", &format!("perm:{}", file.display())]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // 8! · 12! / 2: corners and edges each any arrangement, of equal parity.
     assert!(text.contains("group order  9656672256000"), "{}", text);
+    assert!(text.contains("reduced by a group of 48 symmetries"), "{}", text);
+    let stored: u128 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("states       ")?.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no stored states in {}", text));
+    let ideal = 9_656_672_256_000u128 / 48;
+    assert!(stored >= ideal && stored * 100 < ideal * 101, "{} vs {}", stored, ideal);
 }
 
 #[test]

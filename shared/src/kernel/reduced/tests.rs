@@ -6,13 +6,13 @@
 use super::*;
 use crate::kernel::task::SourceBits;
 use crate::puzzle::{Metric, Puzzle};
-use crate::space::reduced::test_support::{space, walk};
+use crate::space::reduced::test_support::{space, walk, SQUARES};
 use proptest::prelude::*;
 
 #[test]
 fn every_shard_is_a_target_of_each_of_its_sources() {
     // Sliding puzzles and the Varikon box have guarded moves.
-    for spec in ["loopover:3x3", "loopover:3x4", "sliding:3x3", "varikon"] {
+    for spec in ["loopover:3x3", "loopover:3x4", "sliding:3x3", "varikon", SQUARES] {
         let (p, r) = space(spec, Metric::Mtm);
         let moves = ReducedMoves::new(&p, &r);
         let targets: Vec<Vec<u64>> = (0..r.shards()).map(|a| moves.target_shards(&r, a)).collect();
@@ -54,9 +54,9 @@ proptest! {
     /// conjugating it by the step's symmetry.
     #[test]
     fn fiber_maps_agree_with_moving_and_conjugating(
-        which in 0usize..5, seed in any::<u64>(), steps in 0usize..40, stm in any::<bool>(),
+        which in 0usize..6, seed in any::<u64>(), steps in 0usize..40, stm in any::<bool>(),
     ) {
-        let spec = ["loopover:3x4", "loopover:3x3", "loopover:2x5", "sliding:3x3", "varikon"][which];
+        let spec = ["loopover:3x4", "loopover:3x3", "loopover:2x5", "sliding:3x3", "varikon", SQUARES][which];
         let metric = if stm { Metric::Stm } else { Metric::Mtm };
         let (p, r) = space(spec, metric);
         let moves = ReducedMoves::new(&p, &r);
@@ -131,7 +131,7 @@ fn brute_force(p: &Puzzle, r: &ReducedSpace, shard: u64, inputs: &ShardInputs) -
 /// probing every unseen state's predecessors finds.
 #[test]
 fn every_direction_finds_what_brute_force_finds() {
-    for spec in ["loopover:3x3", "loopover:2x5", "sliding:3x3"] {
+    for spec in ["loopover:3x3", "loopover:2x5", "sliding:3x3", SQUARES] {
         let (p, space) = space(spec, Metric::Mtm);
         let moves = ReducedMoves::new(&p, &space);
         let mut seed = 7u64;

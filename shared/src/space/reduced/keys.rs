@@ -10,9 +10,10 @@
 //! Each block has a **domain**: the slots its pieces can reach (the union of
 //! the moves' orbits they start in; every slot on Loopover). A block's slot
 //! set is ranked among the free slots of its domain, so keys that put a
-//! piece where no move takes it are not numbered at all: the 3×3×3's corners
-//! and edges make 34,650 keys of its three edge slices, where ranking over
-//! all 20 slots would make 4.4·10⁹, almost all unreachable.
+//! piece where no move takes it are not numbered at all: the 3×3×3's corner
+//! and edge permutations, cut into the corners and six pairs of opposite
+//! edges, make 12!/2⁶ = 7,484,400 keys, where ranking over all 20 slots
+//! would make 20!/(2⁶·8!) = 9.4·10¹¹, almost all unreachable.
 
 use crate::puzzle::perm::Perm;
 use crate::puzzle::symmetry::Symmetries;
@@ -410,19 +411,16 @@ pub fn block_domains(slots: usize, moves: &[&Perm], home: &[u8], blocks: &[Vec<u
         .iter()
         .map(|b| b.iter().fold(0, |m, &p| m | orbit[home[p as usize] as usize]))
         .collect();
-    // Join overlapping domains until none overlap.
+    // Join overlapping domains until none overlap: each domain becomes the
+    // union of those it meets (which only grows them), until nothing moves.
     loop {
         let mut changed = false;
         for a in 0..domains.len() {
-            for b in 0..domains.len() {
-                if domains[a] != domains[b] && domains[a] & domains[b] != 0 {
-                    let joined = domains[a] | domains[b];
-                    domains
-                        .iter_mut()
-                        .filter(|d| **d & joined != 0)
-                        .for_each(|d| *d = joined);
-                    changed = true;
-                }
+            let this = domains[a];
+            let joined = domains.iter().filter(|&&d| d & this != 0).fold(0, |m, &d| m | d);
+            for d in domains.iter_mut().filter(|d| **d & this != 0) {
+                changed |= *d != joined;
+                *d = joined;
             }
         }
         if !changed {
@@ -556,9 +554,16 @@ pub fn map_mask(sigma: &Perm, mask: u64) -> u64 {
 mod tests {
     use super::*;
     use crate::puzzle::Metric;
-    use crate::space::reduced::test_support::space;
+    use crate::space::reduced::test_support::{space, PERMUTATIONS, SQUARES};
 
-    const SPECS: [&str; 5] = ["loopover:3x4", "loopover:4x4", "loopover:2x5", "sliding:3x3", "varikon"];
+    const SPECS: [&str; 6] = [
+        "loopover:3x4",
+        "loopover:4x4",
+        "loopover:2x5",
+        "sliding:3x3",
+        "varikon",
+        SQUARES,
+    ];
 
     /// The plain enumeration: keys in rank order, each one not yet marked
     /// starts a class whose images are then marked.
@@ -586,7 +591,7 @@ mod tests {
 
     #[test]
     fn the_pruned_search_finds_the_classes_marking_finds() {
-        for spec in ["loopover:3x4", "loopover:2x5", "sliding:3x3", "varikon"] {
+        for spec in ["loopover:3x4", "loopover:2x5", "sliding:3x3", "varikon", SQUARES] {
             let (_, r) = space(spec, Metric::Mtm);
             let keys = r.keys();
             let (reps, stabilizers) = marking(keys);
@@ -614,5 +619,41 @@ mod tests {
                 assert_eq!(k, all.1, "{}", spec);
             }
         }
+    }
+
+    /// Each block's domain is the slots its pieces' move orbits cover,
+    /// joined until domains are equal or disjoint: a block spanning two
+    /// orbits joins them, and joins every block that meets either.
+    #[test]
+    fn domains_are_the_move_orbits_their_pieces_reach_joined() {
+        let p = crate::puzzle::parse_puzzle(SQUARES, Metric::Mtm).unwrap();
+        let moves: Vec<&Perm> = p.moves.iter().map(|m| &m.perm).collect();
+        let mask = |slots: &[u8]| slots.iter().fold(0u64, |m, &s| m | 1 << s);
+        // Slots alone: the squares group's five orbits (two corner
+        // tetrads, three edge slices; slots numbered from 0).
+        let alone: Vec<Vec<u8>> = (0..20).map(|s| vec![s]).collect();
+        let domains = block_domains(20, &moves, &p.solved, &alone);
+        let tetrads = [mask(&[0, 3, 5, 6]), mask(&[1, 2, 4, 7])];
+        let slices = [mask(&[8, 11, 16, 19]), mask(&[9, 10, 17, 18]), mask(&[12, 13, 14, 15])];
+        for (s, d) in domains.iter().enumerate() {
+            let orbit = tetrads.iter().chain(&slices).find(|o| *o & 1 << s != 0).unwrap();
+            assert_eq!(d, orbit, "slot {}", s);
+        }
+        // A block of corners and an edge joins the corners with the edge's
+        // slice, and then the edges' blocks that meet that slice.
+        let mixed = [
+            vec![0, 1, 6, 7],
+            vec![2, 3, 4, 5, 8],
+            vec![9, 10, 12, 13, 19],
+            vec![11, 16],
+            vec![14, 15, 17, 18],
+        ];
+        assert_eq!(block_domains(20, &moves, &p.solved, &mixed), vec![(1 << 20) - 1; 5]);
+        // The whole cube's face turns: corners and edges.
+        let p = crate::puzzle::parse_puzzle(PERMUTATIONS, Metric::Mtm).unwrap();
+        let moves: Vec<&Perm> = p.moves.iter().map(|m| &m.perm).collect();
+        let domains = block_domains(20, &moves, &p.solved, &alone);
+        assert!(domains[..8].iter().all(|&d| d == 0xff));
+        assert!(domains[8..].iter().all(|&d| d == 0xfff << 8));
     }
 }

@@ -3,6 +3,21 @@
 use super::ReducedSpace;
 use crate::puzzle::{parse_puzzle, Metric, Puzzle};
 
+/// The 3×3×3's squares group on its corner and edge permutations: five
+/// orbits of the moves, two of the 48 symmetries (block domains).
+pub const SQUARES: &str = concat!(
+    "perm:",
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/data/puzzles/3x3x3-squares.perm"
+);
+
+/// The 3×3×3's corner and edge permutations (9.66·10¹² positions).
+pub const PERMUTATIONS: &str = concat!(
+    "perm:",
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/data/puzzles/3x3x3-permutations.perm"
+);
+
 /// The puzzle of `spec` and its reduced space.
 pub fn space(spec: &str, metric: Metric) -> (Puzzle, ReducedSpace) {
     let p = parse_puzzle(spec, metric).unwrap();
