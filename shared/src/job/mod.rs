@@ -146,12 +146,13 @@ impl Job {
                 c.low().states()
             ),
             Space::Reduced(r) => format!(
-                "cayley-job|{}|{}|reduced|{:?}|{}|{}|",
+                "cayley-job|{}|{}|reduced|{:?}|{}|{}|{}",
                 self.puzzle.spec,
                 self.puzzle.metric,
                 r.blocks(),
                 r.symmetries.order(),
-                r.shards()
+                r.shards(),
+                r.layout_marks()
             ),
             Space::Oriented(o) => format!(
                 "cayley-job|{}|{}|oriented|{:?}|{}|{}|{}|{}|",

@@ -136,6 +136,16 @@ impl FiberLayout {
         self.blocks.len()
     }
 
+    /// Number of slots.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// The block of each digit, outermost first.
+    pub fn digit_blocks(&self) -> Vec<usize> {
+        self.digits.iter().map(|d| d.block).collect()
+    }
+
     /// Pieces of block `b`.
     pub fn block_pieces(&self, b: usize) -> &[u8] {
         &self.blocks[b]

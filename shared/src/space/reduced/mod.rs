@@ -166,6 +166,29 @@ impl ReducedSpace {
         fiber_blocks(&self.fiber)
     }
 
+    /// What the job's fingerprint must add to the blocks so that files
+    /// written by a build before block domains and ordered digits are not
+    /// read as this layout: the domains when some block cannot reach every
+    /// slot, and the digits' block order when it is not the blocks'. Empty
+    /// for every single-orbit layout with blocks of one size (Loopover), so
+    /// their fingerprints, and checkpoints, stay as they were.
+    pub fn layout_marks(&self) -> String {
+        let all = if self.fiber.slots() == 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.fiber.slots()) - 1
+        };
+        let mut marks = String::new();
+        if self.keys.domains().iter().any(|&d| d != all) {
+            marks.push_str(&format!("domains={:?}|", self.keys.domains()));
+        }
+        let order = self.fiber.digit_blocks();
+        if order.windows(2).any(|w| w[0] > w[1]) {
+            marks.push_str(&format!("digits={:?}|", order));
+        }
+        marks
+    }
+
     /// States each stored bit of `shard` stands for.
     pub fn weight(&self, shard: u64) -> u64 {
         (self.symmetries.order() as u32 / self.keys.stabilizer(shard as usize)) as u64

@@ -186,8 +186,9 @@ const MAX_ORBIT_SYSTEMS: usize = 256;
 
 /// Partitions that cut each orbit by one of its block systems (the orbit
 /// whole, its slots alone, or the blocks that joining its first slot with
-/// another makes): the 3×3×3's corners whole with its edges in their three
-/// slices of four, a key of 34,650 edge colourings and a fiber of 8!·4!³/2.
+/// another makes): the 3×3×3's corners whole with its edges in six pairs of
+/// opposite edges (the cheapest, and the one it uses) or in three slices of
+/// four.
 /// Their product when it is at most [`MAX_ORBIT_SYSTEMS`], else each orbit's
 /// systems with the other orbits whole.
 fn orbit_systems(n: usize, group: &[Perm], orbits: &[Vec<u8>]) -> Vec<Vec<Vec<u8>>> {

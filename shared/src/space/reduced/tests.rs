@@ -72,6 +72,19 @@ fn the_cube_permutations_reduce_by_48_with_keys_in_their_orbits() {
     assert!(unrestricted > plan::MAX_KEYS && (r.keys().total() as u128) < plan::MAX_KEYS);
 }
 
+/// Layouts of one orbit and blocks of one size add nothing to the job's
+/// fingerprint (their checkpoints resume as before); those with domains or
+/// reordered digits name them, so older files are not read as theirs.
+#[test]
+fn only_new_layouts_mark_the_fingerprint() {
+    for spec in ["loopover:3x4", "loopover:4x4", "sliding:3x3", "varikon"] {
+        assert_eq!(space(spec, Metric::Mtm).1.layout_marks(), "", "{}", spec);
+    }
+    let cube = space(PERMUTATIONS, Metric::Mtm).1.layout_marks();
+    assert!(cube.contains("domains=[") && cube.contains("digits=["), "{}", cube);
+    assert!(space(SQUARES, Metric::Mtm).1.layout_marks().contains("domains=["));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
 
