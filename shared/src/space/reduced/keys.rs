@@ -387,25 +387,10 @@ pub fn key_count(sizes: &[u32], domains: &[u64]) -> u128 {
 /// domains are equal or disjoint.
 pub fn block_domains(slots: usize, moves: &[&Perm], home: &[u8], blocks: &[Vec<u8>]) -> Vec<u64> {
     let mut orbit = vec![0u64; slots];
-    for s in 0..slots {
-        if orbit[s] != 0 {
-            continue;
-        }
-        let (mut mask, mut stack) = (1u64 << s, vec![s]);
-        while let Some(x) = stack.pop() {
-            for m in moves {
-                let y = m[x] as usize;
-                if mask & 1 << y == 0 {
-                    mask |= 1 << y;
-                    stack.push(y);
-                }
-            }
-        }
-        let mut bits = mask;
-        while bits != 0 {
-            orbit[bits.trailing_zeros() as usize] = mask;
-            bits &= bits - 1;
-        }
+    let images = |x: usize| moves.iter().map(|m| m[x] as usize).collect();
+    for slots_of_orbit in crate::puzzle::perm::orbits_of(slots, images) {
+        let mask = slots_of_orbit.iter().fold(0u64, |m, &s| m | 1 << s);
+        slots_of_orbit.iter().for_each(|&s| orbit[s] = mask);
     }
     let mut domains: Vec<u64> = blocks
         .iter()
