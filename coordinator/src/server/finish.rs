@@ -19,6 +19,40 @@ struct CheckpointSource<'a> {
     readers: Mutex<HashMap<(u32, u64), Arc<ChunkReader>>>,
 }
 
+impl CheckpointSource<'_> {
+    /// The open reader of `(level, chunk)`.
+    fn reader(&self, level: u32, chunk: u64) -> anyhow::Result<Arc<ChunkReader>> {
+        let open = self
+            .readers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(level, chunk))
+            .cloned();
+        if let Some(reader) = open {
+            return Ok(reader);
+        }
+        let id = self
+            .job
+            .chunking
+            .id(self.job.fingerprint(), level, chunk, self.job.space.shard_words());
+        let reader = Arc::new(ChunkReader::open(&self.checkpoint.chunk_path(level, chunk), &id)?);
+        let mut readers = self.readers.lock().unwrap_or_else(|e| e.into_inner());
+        // A walk touches few chunks per level; keep at most a handful open.
+        if readers.len() >= 64 {
+            readers.clear();
+        }
+        readers.insert((level, chunk), reader.clone());
+        Ok(reader)
+    }
+
+    /// The reader holding `(level, shard)` and the shard's place in it.
+    fn locate(&self, level: u32, shard: u64) -> anyhow::Result<(Arc<ChunkReader>, usize)> {
+        let reader = self.reader(level, self.job.chunking.chunk_of(shard))?;
+        let i = (shard - reader.header().id.first_shard) as usize;
+        Ok((reader, i))
+    }
+}
+
 impl LevelSource for CheckpointSource<'_> {
     fn shard(&self, level: u32, shard: u64) -> anyhow::Result<Vec<u64>> {
         let mut words = vec![0u64; self.job.space.shard_words()];
@@ -26,31 +60,18 @@ impl LevelSource for CheckpointSource<'_> {
             self.job.level_zero(shard, &mut words);
             return Ok(words);
         }
-        let chunking = &self.job.chunking;
-        let chunk = chunking.chunk_of(shard);
-        let open = self
-            .readers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&(level, chunk))
-            .cloned();
-        let reader = match open {
-            Some(reader) => reader,
-            None => {
-                let id = chunking.id(self.job.fingerprint(), level, chunk, words.len());
-                let reader = Arc::new(ChunkReader::open(&self.checkpoint.chunk_path(level, chunk), &id)?);
-                let mut readers = self.readers.lock().unwrap_or_else(|e| e.into_inner());
-                // A walk touches few chunks per level; keep at most a handful open.
-                if readers.len() >= 64 {
-                    readers.clear();
-                }
-                readers.insert((level, chunk), reader.clone());
-                reader
-            }
-        };
-        let i = (shard - reader.header().id.first_shard) as usize;
+        let (reader, i) = self.locate(level, shard)?;
         reader.read_shard(i, &mut words)?;
         Ok(words)
+    }
+
+    fn words(&self, level: u32, shard: u64, at: &[u32]) -> anyhow::Result<Vec<u64>> {
+        if level == 0 {
+            let words = self.shard(0, shard)?;
+            return Ok(at.iter().map(|&w| words[w as usize]).collect());
+        }
+        let (reader, i) = self.locate(level, shard)?;
+        Ok(reader.read_words(i, at)?)
     }
 }
 

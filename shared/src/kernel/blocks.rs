@@ -138,6 +138,17 @@ fn valid_mask(w: usize, words: usize, states: usize) -> u64 {
 
 fn expand_block(inputs: &TaskInputs, trans: &[Transition], prev: &[u64], cur: &[u64], out: &mut [u64]) -> TaskStats {
     let bw = out.len();
+    out.fill(0);
+    // Whether any source block holds a state, from the level's occupancy
+    // alone: on a sparse level most blocks have none, and then their seen
+    // words are not read at all (the 2×6 unreduced's first levels read
+    // two shard-sized arrays a shard for nothing).
+    let fed = trans
+        .iter()
+        .any(|t| t.src_block != NO_SOURCE && inputs.frontier.occupied_block(t.src_block).is_some());
+    if !fed {
+        return TaskStats::default();
+    }
     let states = inputs.layout.block_states();
     let mut unseen = [0u64; MAX_BLOCK_WORDS];
     let mut unseen_count = 0u64;
@@ -145,16 +156,13 @@ fn expand_block(inputs: &TaskInputs, trans: &[Transition], prev: &[u64], cur: &[
         unseen[w] = !(prev[w] | cur[w]) & valid_mask(w, bw, states);
         unseen_count += unseen[w].count_ones() as u64;
     }
-    out.fill(0);
     if unseen_count == 0 {
         return TaskStats::default();
     }
     let mut sources = 0u64;
     let mut legal = 0u64;
     // Moves whose source block holds no state (from move 128 on, every
-    // move counts as holding some): both directions skip them. Which source
-    // blocks are empty comes from the level's occupancy, so on a sparse
-    // level, where nearly all are, they are not read at all.
+    // move counts as holding some): both directions skip them.
     let mut empty = 0u128;
     for (m, t) in trans.iter().enumerate().filter(|(_, t)| t.src_block != NO_SOURCE) {
         let count = inputs
@@ -166,9 +174,6 @@ fn expand_block(inputs: &TaskInputs, trans: &[Transition], prev: &[u64], cur: &[
         }
         sources += count;
         legal += 1;
-    }
-    if sources == 0 {
-        return TaskStats::default();
     }
     // Bottom-up probes at most `legal` predecessors per unseen state and
     // usually far fewer, since a found state stops probing; weigh it at half.

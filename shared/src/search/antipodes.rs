@@ -24,6 +24,14 @@ pub struct Antipode {
 pub trait LevelSource: Sync {
     /// The words of `(level, shard)`.
     fn shard(&self, level: u32, shard: u64) -> anyhow::Result<Vec<u64>>;
+
+    /// Words `at` (ascending word numbers) of `(level, shard)`. A source
+    /// that can read part of a shard says so here: a grouped step of the
+    /// walk tests a few bits of each shard it reads.
+    fn words(&self, level: u32, shard: u64, at: &[u32]) -> anyhow::Result<Vec<u64>> {
+        let words = self.shard(level, shard)?;
+        Ok(at.iter().map(|&w| words[w as usize]).collect())
+    }
 }
 
 /// Shards of one level a walker thread holds at most: candidate states of
@@ -199,10 +207,16 @@ fn step_grouped(
         let hits: Vec<Vec<(u32, u16)>> = groups
             .par_iter()
             .map(|group| {
-                let words = source.shard(level, group[0].0)?;
+                // Sorted: each word once, in order.
+                let mut at: Vec<u32> = group.iter().map(|c| c.1).collect();
+                at.dedup();
+                let words = source.words(level, group[0].0, &at)?;
                 Ok(group
                     .iter()
-                    .filter(|c| (words[c.1 as usize] >> c.2) & 1 == 1)
+                    .filter(|c| {
+                        let i = at.partition_point(|&w| w < c.1);
+                        (words[i] >> c.2) & 1 == 1
+                    })
                     .map(|c| (c.3, c.4))
                     .collect())
             })

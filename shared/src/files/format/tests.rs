@@ -45,6 +45,7 @@ fn roundtrip_shard_by_shard() {
     for i in [2usize, 0, 1] {
         reader.read_shard(i, &mut out).unwrap();
         assert_eq!(out, shards[i]);
+        read_words_agree(&reader, i, &shards[i]);
     }
     // Through one frame buffer that grows (dense after sparse) and shrinks
     // (sparse after dense): a stale tail must not reach the decompressor.
@@ -93,6 +94,13 @@ fn every_damaged_byte_is_caught_and_named() {
             }
             Ok(())
         });
+        // Reading a few words checks less (no checksum), but a damaged
+        // frame never panics.
+        if let Ok(r) = ChunkReader::open(&path, &id(2, 3)) {
+            for i in 0..3 {
+                let _ = r.read_words(i, &[0, 17, 499]);
+            }
+        }
         let err = err.expect_err(&format!("flipped byte {} went unnoticed", at));
         assert!(err.to_string().contains(path.to_str().unwrap()), "{}", err);
         assert!(err.is_corruption(), "byte {}: {}", at, err);
@@ -165,8 +173,26 @@ fn write_and_read_back(path: &Path, chunk: ChunkId, shards: &[&[u64]]) {
     for (i, expected) in shards.iter().enumerate() {
         reader.read_shard(i, &mut out).unwrap();
         assert_eq!(&out[..], *expected, "{} words, shard {}", chunk.shard_words, i);
+        read_words_agree(&reader, i, expected);
     }
     verify_chunk(path, &chunk).unwrap();
+}
+
+/// [`ChunkReader::read_words`] gives the words the whole shard holds: the
+/// first and last, each side of every frame boundary, a word asked twice,
+/// and none.
+fn read_words_agree(reader: &ChunkReader, i: usize, expected: &[u64]) {
+    let n = expected.len();
+    let frame_words = FRAME_BYTES / 8;
+    let mut at: Vec<u32> = vec![0, 0, (n / 2) as u32, (n - 1) as u32];
+    for boundary in (frame_words..n).step_by(frame_words) {
+        at.extend([boundary as u32 - 1, boundary as u32]);
+    }
+    at.sort_unstable();
+    let words = reader.read_words(i, &at).unwrap();
+    let whole: Vec<u64> = at.iter().map(|&w| expected[w as usize]).collect();
+    assert_eq!(words, whole, "shard {} at {:?}", i, at);
+    assert!(reader.read_words(i, &[]).unwrap().is_empty());
 }
 
 /// Shards between a fifth and four fifths set are stored as their raw
