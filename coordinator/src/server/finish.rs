@@ -19,6 +19,12 @@ struct CheckpointSource<'a> {
     readers: Mutex<HashMap<(u32, u64), Arc<ChunkReader>>>,
 }
 
+thread_local! {
+    /// Each walker thread's buffer for compressed frames, kept between
+    /// shard reads.
+    static FRAME: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl CheckpointSource<'_> {
     /// The open reader of `(level, chunk)`.
     fn reader(&self, level: u32, chunk: u64) -> anyhow::Result<Arc<ChunkReader>> {
@@ -56,13 +62,18 @@ impl CheckpointSource<'_> {
 impl LevelSource for CheckpointSource<'_> {
     fn shard(&self, level: u32, shard: u64) -> anyhow::Result<Vec<u64>> {
         let mut words = vec![0u64; self.job.space.shard_words()];
+        self.shard_into(level, shard, &mut words)?;
+        Ok(words)
+    }
+
+    fn shard_into(&self, level: u32, shard: u64, words: &mut [u64]) -> anyhow::Result<()> {
         if level == 0 {
-            self.job.level_zero(shard, &mut words);
-            return Ok(words);
+            self.job.level_zero(shard, words);
+            return Ok(());
         }
         let (reader, i) = self.locate(level, shard)?;
-        reader.read_shard(i, &mut words)?;
-        Ok(words)
+        FRAME.with(|frame| reader.read_shard_via(i, words, &mut frame.borrow_mut()))?;
+        Ok(())
     }
 
     fn words(&self, level: u32, shard: u64, at: &[u32]) -> anyhow::Result<Vec<u64>> {

@@ -7,7 +7,9 @@ use crate::files::checkpoint::MAX_KEEP_STRIDE;
 use crate::job::Job;
 use crate::space::bits::set_bits;
 use anyhow::Context;
-use std::collections::HashMap;
+use descent::{descend, sample_descent, Budget, LevelBits, StepShards, WordRng};
+
+mod descent;
 
 /// A state at maximum depth with a shortest solving word.
 #[derive(Clone, Debug)]
@@ -25,6 +27,16 @@ pub trait LevelSource: Sync {
     /// The words of `(level, shard)`.
     fn shard(&self, level: u32, shard: u64) -> anyhow::Result<Vec<u64>>;
 
+    /// [`Self::shard`] into `words` (fully overwritten): a source that can
+    /// read into a buffer says so here, and a walker thread reading
+    /// thousands of shards then neither allocates nor zeroes one for each
+    /// (zeroing was a quarter of the 3×5 Loopover's walk under
+    /// `--keep-levels every:4`).
+    fn shard_into(&self, level: u32, shard: u64, words: &mut [u64]) -> anyhow::Result<()> {
+        words.copy_from_slice(&self.shard(level, shard)?);
+        Ok(())
+    }
+
     /// Words `at` (ascending word numbers) of `(level, shard)`. A source
     /// that can read part of a shard says so here: a grouped step of the
     /// walk tests a few bits of each shard it reads.
@@ -34,9 +46,8 @@ pub trait LevelSource: Sync {
     }
 }
 
-/// Shards of one level a walker thread holds at most: candidate states of
-/// a step several moves long spread over many shards, and the
-/// coordinator's memory must not grow with the space.
+/// Levels of at most this many shards (and [`WALK_GROUPED_BYTES`]) are
+/// walked depth first even one move at a time.
 const WALK_SHARDS: usize = 32;
 
 /// Raw bytes of a level above which a one-move step is grouped by shard
@@ -256,13 +267,15 @@ fn step_each(
 ) -> anyhow::Result<()> {
     use rayon::prelude::*;
     let run = walkers.len().div_ceil(4 * rayon::current_num_threads()).max(1);
+    let shards = StepShards::default();
     walkers.par_chunks_mut(run).try_for_each(|run| {
         let mut bits = LevelBits {
             job,
             source,
             level,
-            shards: HashMap::new(),
+            shards: &shards,
             budget,
+            buffer: Vec::new(),
         };
         for walker in run {
             let mut word = Vec::new();
@@ -286,34 +299,6 @@ fn step_each(
     })
 }
 
-/// Membership tests left to a walk, shared by its threads (unbounded walks
-/// never count).
-struct Budget {
-    left: std::sync::atomic::AtomicU64,
-    unbounded: bool,
-}
-
-impl Budget {
-    fn new(max_probes: u64) -> Budget {
-        Budget {
-            left: std::sync::atomic::AtomicU64::new(max_probes),
-            unbounded: max_probes == u64::MAX,
-        }
-    }
-
-    /// Counts `tests` attempts against the walk's budget.
-    fn charge(&self, tests: u64) -> anyhow::Result<()> {
-        use std::sync::atomic::Ordering;
-        if self.unbounded {
-            return Ok(());
-        }
-        self.left
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(tests))
-            .map(|_| ())
-            .map_err(|_| WalkBudgetSpent.into())
-    }
-}
-
 /// Whether the walk from `depth` to solved through the `kept` levels (level
 /// 0 always is) jumps at most [`MAX_KEEP_STRIDE`] moves at a time: a jump
 /// of `s` moves tries up to `moves^s` words per state, so longer ones are
@@ -328,110 +313,6 @@ pub fn walk_fits(depth: u32, kept: &dyn Fn(u32) -> bool) -> bool {
         d = target;
     }
     true
-}
-
-/// Membership in one level, through at most [`WALK_SHARDS`] loaded shards.
-struct LevelBits<'a> {
-    job: &'a Job,
-    source: &'a dyn LevelSource,
-    level: u32,
-    shards: HashMap<u64, Vec<u64>>,
-    budget: &'a Budget,
-}
-
-impl LevelBits<'_> {
-    fn contains(&mut self, state: &[u8]) -> anyhow::Result<bool> {
-        self.budget.charge(1)?;
-        let (shard, word, bit) = self.job.space.locate(state);
-        if !self.shards.contains_key(&shard) {
-            if self.shards.len() >= WALK_SHARDS {
-                self.shards.clear();
-            }
-            // A load reads and decompresses a whole shard (megabytes): it
-            // costs as many tests as the cheap lookups it stands for, so a
-            // bounded walk that jumps between shards ends in seconds, not
-            // hours (cyclic-coxeter:14's jump 48 → 26 read ~400 shards a
-            // second and would have spent its 2^22 tests in some 3 hours).
-            self.budget.charge(SHARD_LOAD_TESTS)?;
-            let words = self.source.shard(self.level, shard)?;
-            self.shards.insert(shard, words);
-        }
-        Ok((self.shards[&shard][word] >> bit) & 1 == 1)
-    }
-}
-
-/// The first state of `level` found `steps` moves from `pos`, depth first
-/// in move order, with those moves appended to `word`. Undirected: moves
-/// towards solved; directed: moves that lead to `pos`.
-fn descend(
-    job: &Job,
-    pos: &[u8],
-    steps: u32,
-    word: &mut Vec<usize>,
-    level: &mut LevelBits,
-) -> anyhow::Result<Option<Vec<u8>>> {
-    for i in 0..job.puzzle.moves.len() {
-        let Some(next) = neighbour(job, pos, i) else { continue };
-        word.push(i);
-        if steps == 1 {
-            if level.contains(&next)? {
-                return Ok(Some(next));
-            }
-        } else if let Some(end) = descend(job, &next, steps - 1, word, level)? {
-            return Ok(Some(end));
-        }
-        word.pop();
-    }
-    Ok(None)
-}
-
-/// xorshift64: the sampled walk needs moves drawn evenly, not a
-/// cryptographic or statistically strong generator.
-struct WordRng(u64);
-
-impl WordRng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        ((self.0 >> 11) % n as u64) as usize
-    }
-}
-
-/// A jump longer than [`MAX_KEEP_STRIDE`]: random words of `steps` moves
-/// until one ends in `level`, appended to `word`; the budget of `level`
-/// bounds the attempts. Depth first, every word under a first move that
-/// does not go down is tried in vain (the 4×4 STM's jump 17 → 10 spent
-/// 2^22 tests in the subtrees of its first three moves without a hit);
-/// each sampled word succeeds with the chance that all its moves go down.
-fn sample_descent(
-    job: &Job,
-    pos: &[u8],
-    steps: u32,
-    word: &mut Vec<usize>,
-    level: &mut LevelBits,
-    rng: &mut WordRng,
-) -> anyhow::Result<Option<Vec<u8>>> {
-    let moves = &job.puzzle.moves;
-    let mut tried = Vec::with_capacity(steps as usize);
-    loop {
-        tried.clear();
-        let mut state = Some(pos.to_vec());
-        for _ in 0..steps {
-            let i = rng.below(moves.len());
-            tried.push(i);
-            state = state.and_then(|s| neighbour(job, &s, i));
-        }
-        match state {
-            Some(end) if level.contains(&end)? => {
-                word.extend_from_slice(&tried);
-                return Ok(Some(end));
-            }
-            Some(_) => {}
-            // A guarded move that does not apply: counted all the same.
-            None => level.budget.charge(1)?,
-        }
-    }
 }
 
 /// The first `limit` states of level `depth` in rank order, one per class
