@@ -137,7 +137,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
         // workers here would be worse than useless: the server stops as soon
         // as it sees the job is over, and a worker still building its tables
         // then retried the vanished server for 10 s before giving up.
-        return write_results(job, &state, &out, &local);
+        return write_results(job, &state, &out, &local, per_worker * workers as u64);
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
@@ -201,7 +201,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
     match phase {
         Phase::Finished => {
             let state = state.lock().expect("state");
-            write_results(job, &state, &out, &local)
+            write_results(job, &state, &out, &local, per_worker * workers as u64)
         }
         Phase::Stopped(reason) => anyhow::bail!(reason),
         Phase::Running => anyhow::bail!("the coordinator stopped"),
@@ -209,10 +209,11 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
 }
 
 /// Writes and prints the results of a finished job. The antipode walk
-/// runs on as many threads as the workers had.
-fn write_results(job: Job, state: &JobState, out: &Path, local: &LocalArgs) -> anyhow::Result<Finished> {
+/// runs on as many threads as the workers had, within their `memory`
+/// (theirs is free by then).
+fn write_results(job: Job, state: &JobState, out: &Path, local: &LocalArgs, memory: u64) -> anyhow::Result<Finished> {
     let threads = local.threads.map_or(0, |t| t as usize);
-    let (result, antipodes) = result_and_antipodes_of(state, local.antipodes, threads)?;
+    let (result, antipodes) = result_and_antipodes_of(state, local.antipodes, threads, memory)?;
     result.write(out, &job.puzzle)?;
     print_summary(&job, &result);
     println!("results written to {}", out.display());

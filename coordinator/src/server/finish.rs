@@ -6,7 +6,7 @@ use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::ChunkReader;
 use cayley_shared::job::Job;
 use cayley_shared::search::antipodes::{
-    find_antipodes, first_states, walk_fits, Antipode, LevelSource, WalkBudgetSpent, LONG_WALK_PROBES,
+    find_antipodes, first_states, walk_fits, Antipode, LevelSource, WalkBudgetSpent, LONG_WALK_PROBES, WALK_CACHE_BYTES,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -88,16 +88,18 @@ impl LevelSource for CheckpointSource<'_> {
 
 /// Builds the result of a finished job from its manifest and level files.
 pub fn result_of(state: &JobState, antipode_limit: usize) -> anyhow::Result<RunResult> {
-    Ok(result_and_antipodes_of(state, antipode_limit, 0)?.0)
+    Ok(result_and_antipodes_of(state, antipode_limit, 0, WALK_CACHE_BYTES)?.0)
 }
 
 /// Same as [`result_of`], with the antipodes as found (states and move
 /// indices; the result holds them as text). The antipode walk runs on
-/// `threads` threads (0: every core).
+/// `threads` threads (0: every core) and holds at most `memory` bytes of
+/// the level it walks into (and at most [`WALK_CACHE_BYTES`]).
 pub fn result_and_antipodes_of(
     state: &JobState,
     limit: usize,
     threads: usize,
+    memory: u64,
 ) -> anyhow::Result<(RunResult, Vec<Antipode>)> {
     let (job, checkpoint, manifest) = (&state.job, &state.checkpoint, &state.manifest);
     let total = manifest.states();
@@ -134,7 +136,17 @@ pub fn result_and_antipodes_of(
         LONG_WALK_PROBES
     };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
-    let antipodes = match pool.install(|| find_antipodes(job, &source, depth, limit, &kept, max_probes)) {
+    let antipodes = match pool.install(|| {
+        find_antipodes(
+            job,
+            &source,
+            depth,
+            limit,
+            &kept,
+            max_probes,
+            memory.min(WALK_CACHE_BYTES),
+        )
+    }) {
         Ok(antipodes) => antipodes,
         Err(e) if e.is::<WalkBudgetSpent>() => {
             // Too few earlier levels are left: states without words.

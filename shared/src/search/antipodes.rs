@@ -7,6 +7,7 @@ use crate::files::checkpoint::MAX_KEEP_STRIDE;
 use crate::job::Job;
 use crate::space::bits::set_bits;
 use anyhow::Context;
+pub use descent::WALK_CACHE_BYTES;
 use descent::{descend, sample_descent, Budget, LevelBits, StepShards, WordRng};
 
 mod descent;
@@ -86,8 +87,9 @@ pub const SHARD_LOAD_TESTS: u64 = 1 << 12;
 /// whatever the number of walkers (the 4×4 Loopover's 124 walkers had read
 /// a shard for most of their neighbours, one walker after another: 178 s
 /// on two cores). Otherwise, and for longer steps, each walker's words are
-/// searched depth first, a run of neighbouring walkers per thread sharing
-/// that thread's shards.
+/// searched depth first, a run of neighbouring walkers per thread, every
+/// thread through the step's shards, at most `cache_bytes` of them (see
+/// [`WALK_CACHE_BYTES`]).
 pub fn find_antipodes(
     job: &Job,
     source: &dyn LevelSource,
@@ -95,6 +97,7 @@ pub fn find_antipodes(
     limit: usize,
     kept: &(dyn Fn(u32) -> bool + Sync),
     max_probes: u64,
+    cache_bytes: u64,
 ) -> anyhow::Result<Vec<Antipode>> {
     let budget = Budget::new(max_probes);
     let states = first_states(job, source, depth, limit)?;
@@ -126,7 +129,7 @@ pub fn find_antipodes(
         if stride == 1 && (job.space.shards() > WALK_SHARDS as u64 || level_bytes > WALK_GROUPED_BYTES) {
             step_grouped(job, source, target, &mut walkers, &budget)?;
         } else {
-            step_each(job, source, target, stride, &mut walkers, &budget)?;
+            step_each(job, source, target, stride, &mut walkers, &budget, cache_bytes)?;
         }
         d = target;
     }
@@ -264,10 +267,11 @@ fn step_each(
     stride: u32,
     walkers: &mut [Walker],
     budget: &Budget,
+    cache_bytes: u64,
 ) -> anyhow::Result<()> {
     use rayon::prelude::*;
     let run = walkers.len().div_ceil(4 * rayon::current_num_threads()).max(1);
-    let shards = StepShards::default();
+    let shards = StepShards::new(cache_bytes);
     walkers.par_chunks_mut(run).try_for_each(|run| {
         let mut bits = LevelBits {
             job,
@@ -388,7 +392,7 @@ mod tests {
             loads: Default::default(),
         };
         let kept = |l: u32| l == 0 || l == 10;
-        let err = find_antipodes(&job, &source, 10, 1, &kept, LONG_WALK_PROBES).unwrap_err();
+        let err = find_antipodes(&job, &source, 10, 1, &kept, LONG_WALK_PROBES, WALK_CACHE_BYTES).unwrap_err();
         assert!(err.is::<WalkBudgetSpent>(), "{:#}", err);
         let loads = source.loads.into_inner();
         assert!(loads > 0);

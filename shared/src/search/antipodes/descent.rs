@@ -36,14 +36,14 @@ impl Budget {
     }
 }
 
-/// Bytes of shards a step of the walk keeps, all its threads together.
-/// A kept early level is sparse, so a shard is mostly held as its set
+/// Bytes of shards a step of the walk keeps at most, all its threads
+/// together (less when the job's memory budget is less). A kept early level is sparse, so a shard is mostly held as its set
 /// bits' positions ([`Held`]): the 3×5 Loopover's level 8 (12,841 shards
 /// of 106 KiB, 0.2 % set) then takes 100 MB. With 32 whole shards per
 /// thread instead, its jumps of four moves under `--keep-levels every:4`
 /// decompressed a shard for most of their tests (838 s for 182 walkers on
 /// 2 cores).
-const WALK_CACHE_BYTES: usize = 1 << 30;
+pub const WALK_CACHE_BYTES: u64 = 1 << 30;
 
 /// A shard of the level a step walks into, as the walk tests it.
 enum Held {
@@ -80,21 +80,35 @@ impl Held {
 }
 
 /// The shards of the level a step walks into that its threads have read,
-/// at most [`WALK_CACHE_BYTES`]: past that, a quarter of them (any) go.
-#[derive(Default)]
+/// at most `capacity` bytes: past that, a quarter of them (any) go.
 pub(super) struct StepShards {
     held: Mutex<(HashMap<u64, Arc<Held>>, usize)>,
+    capacity: usize,
 }
 
 impl StepShards {
+    pub fn new(capacity: u64) -> StepShards {
+        StepShards {
+            held: Mutex::default(),
+            capacity: capacity.min(usize::MAX as u64) as usize,
+        }
+    }
+
     fn get(&self, shard: u64) -> Option<Arc<Held>> {
         self.lock().0.get(&shard).cloned()
     }
 
+    /// Keeps `held` as `shard` unless it alone is over the capacity.
     fn insert(&self, shard: u64, held: Arc<Held>) {
+        if held.bytes() > self.capacity {
+            return;
+        }
         let mut guard = self.lock();
         let (shards, bytes) = &mut *guard;
-        if *bytes + held.bytes() > WALK_CACHE_BYTES {
+        if let Some(old) = shards.remove(&shard) {
+            *bytes -= old.bytes();
+        }
+        while *bytes + held.bytes() > self.capacity {
             let mut going = shards.len().div_ceil(4);
             shards.retain(|_, h| {
                 let keep = going == 0;
@@ -106,9 +120,7 @@ impl StepShards {
             });
         }
         *bytes += held.bytes();
-        if let Some(old) = shards.insert(shard, held) {
-            *bytes -= old.bytes();
-        }
+        shards.insert(shard, held);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, (HashMap<u64, Arc<Held>>, usize)> {
@@ -386,6 +398,39 @@ mod tests {
         })
     }
 
+    /// A sparse shard is held as its set bits, a dense one as its words,
+    /// both answering as the words do; the step's shards stay within their
+    /// bytes, however the sizes come.
+    #[test]
+    fn step_shards_hold_sparse_shards_as_bits_within_their_bytes() {
+        let mut sparse = vec![0u64; 100];
+        sparse[3] = 1 << 5;
+        sparse[99] = 1 << 63;
+        let dense: Vec<u64> = (0..100u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        for words in [&sparse, &dense] {
+            let held = Held::new(words);
+            for (w, &word) in words.iter().enumerate() {
+                for bit in 0..64 {
+                    assert_eq!(held.test(w, bit), (word >> bit) & 1 == 1);
+                }
+            }
+        }
+        assert!(matches!(Held::new(&sparse), Held::Bits(_)) && Held::new(&sparse).bytes() == 8);
+        assert!(matches!(Held::new(&dense), Held::Words(_)) && Held::new(&dense).bytes() == 800);
+        let shards = StepShards::new(2_000);
+        for shard in 0..50 {
+            let words = if shard % 3 == 0 { &dense } else { &sparse };
+            shards.insert(shard, Arc::new(Held::new(words)));
+            let guard = shards.lock();
+            let (held, bytes) = &*guard;
+            assert_eq!(*bytes, held.values().map(|h| h.bytes()).sum::<usize>());
+            assert!(*bytes <= 2_000, "{} bytes held", bytes);
+            assert!(held.contains_key(&shard), "the newest stays");
+        }
+        shards.insert(99, Arc::new(Held::Words(vec![0; 1_000])));
+        assert!(shards.get(99).is_none(), "one shard over the capacity is not kept");
+    }
+
     /// Batches of leaves sorted by shard find the word that testing one
     /// leaf after another in move order finds, across batch boundaries
     /// (three moves of six are 216 leaves, past the first batch of 64),
@@ -404,7 +449,7 @@ mod tests {
         for (state, d) in states.into_iter().step_by(7) {
             for steps in 1..=3.min(d) {
                 for target in [d - steps, d.saturating_sub(steps + 1)] {
-                    let shards = StepShards::default();
+                    let shards = StepShards::new(WALK_CACHE_BYTES);
                     let mut level = LevelBits {
                         job: &job,
                         source: &bfs,
