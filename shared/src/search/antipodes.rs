@@ -258,8 +258,8 @@ fn step_grouped(
 /// A step of `stride` moves into `level` for every walker: depth first in
 /// move order when `moves^stride` words are few enough to try
 /// ([`MAX_KEEP_STRIDE`]), else random words until one lands. Runs of
-/// neighbouring walkers (nearby states) go to one thread each, sharing its
-/// shards.
+/// neighbouring walkers (nearby states) go to the threads, which all read
+/// through the step's shared shards (at most `cache_bytes`).
 fn step_each(
     job: &Job,
     source: &dyn LevelSource,

@@ -37,12 +37,12 @@ impl Budget {
 }
 
 /// Bytes of shards a step of the walk keeps at most, all its threads
-/// together (less when the job's memory budget is less). A kept early level is sparse, so a shard is mostly held as its set
-/// bits' positions ([`Held`]): the 3×5 Loopover's level 8 (12,841 shards
-/// of 106 KiB, 0.2 % set) then takes 100 MB. With 32 whole shards per
-/// thread instead, its jumps of four moves under `--keep-levels every:4`
-/// decompressed a shard for most of their tests (838 s for 182 walkers on
-/// 2 cores).
+/// together (less when the job's memory budget is less). A kept early
+/// level is sparse, so a shard is mostly held as the positions of its set
+/// bits: the 3×5 Loopover's level 8 (12,841 shards of 106 KiB, 0.2 % set)
+/// then takes about 100 MB. With 32 whole shards per thread instead, its
+/// jumps of four moves under `--keep-levels every:4` decompressed a shard
+/// for most of their tests (838 s for 182 walkers on 2 cores).
 pub const WALK_CACHE_BYTES: u64 = 1 << 30;
 
 /// What holding a shard costs beside its words or bits.
