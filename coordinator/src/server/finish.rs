@@ -6,7 +6,8 @@ use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::files::format::ChunkReader;
 use cayley_shared::job::Job;
 use cayley_shared::search::antipodes::{
-    find_antipodes, first_states, walk_fits, Antipode, LevelSource, WalkBudgetSpent, LONG_WALK_PROBES, WALK_CACHE_BYTES,
+    find_antipodes, first_states, walk_fits, words_at, Antipode, LevelSource, WalkBudgetSpent, LONG_WALK_PROBES,
+    WALK_CACHE_BYTES,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -78,8 +79,7 @@ impl LevelSource for CheckpointSource<'_> {
 
     fn words(&self, level: u32, shard: u64, at: &[u32]) -> anyhow::Result<Vec<u64>> {
         if level == 0 {
-            let words = self.shard(0, shard)?;
-            return Ok(at.iter().map(|&w| words[w as usize]).collect());
+            return Ok(words_at(&self.shard(0, shard)?, at));
         }
         let (reader, i) = self.locate(level, shard)?;
         Ok(reader.read_words(i, at)?)

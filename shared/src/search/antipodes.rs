@@ -42,9 +42,13 @@ pub trait LevelSource: Sync {
     /// that can read part of a shard says so here: a grouped step of the
     /// walk tests a few bits of each shard it reads.
     fn words(&self, level: u32, shard: u64, at: &[u32]) -> anyhow::Result<Vec<u64>> {
-        let words = self.shard(level, shard)?;
-        Ok(at.iter().map(|&w| words[w as usize]).collect())
+        Ok(words_at(&self.shard(level, shard)?, at))
     }
+}
+
+/// The words `at` of a whole shard's `words`.
+pub fn words_at(words: &[u64], at: &[u32]) -> Vec<u64> {
+    at.iter().map(|&w| words[w as usize]).collect()
 }
 
 /// Levels of at most this many shards (and [`WALK_GROUPED_BYTES`]) are

@@ -206,7 +206,9 @@ struct Leaves<'a> {
     /// The states on the current path, each with its next move to try.
     stack: Vec<(Vec<u8>, usize)>,
     /// The moves from the start to the last state of `stack`.
-    word: Vec<usize>,
+    path: Vec<usize>,
+    /// The last move of the leaf returned last.
+    last: usize,
 }
 
 impl<'a> Leaves<'a> {
@@ -215,21 +217,30 @@ impl<'a> Leaves<'a> {
             job,
             steps: steps as usize,
             stack: vec![(pos.to_vec(), 0)],
-            word: Vec::with_capacity(steps as usize),
+            path: Vec::with_capacity(steps as usize),
+            last: 0,
         }
+    }
+
+    /// The word of the leaf returned last.
+    fn word(&self) -> Vec<usize> {
+        let mut word = self.path.clone();
+        word.push(self.last);
+        word
     }
 }
 
 impl Iterator for Leaves<'_> {
-    type Item = (Vec<usize>, Vec<u8>);
+    /// The state a leaf ends in (its word: [`Leaves::word`]).
+    type Item = Vec<u8>;
 
-    fn next(&mut self) -> Option<Self::Item> {
+    fn next(&mut self) -> Option<Vec<u8>> {
         let moves = self.job.puzzle.moves.len();
         loop {
             let (at, next_move) = self.stack.last_mut()?;
             if *next_move == moves {
                 self.stack.pop();
-                self.word.pop();
+                self.path.pop();
                 continue;
             }
             let i = *next_move;
@@ -238,12 +249,11 @@ impl Iterator for Leaves<'_> {
                 continue;
             };
             if self.stack.len() == self.steps {
-                let mut word = self.word.clone();
-                word.push(i);
-                return Some((word, next));
+                self.last = i;
+                return Some(next);
             }
             self.stack.push((next, 0));
-            self.word.push(i);
+            self.path.push(i);
         }
     }
 }
@@ -273,25 +283,33 @@ pub(super) fn descend(
 ) -> anyhow::Result<Option<Vec<u8>>> {
     let mut leaves = Leaves::new(job, pos, steps);
     let mut size = FIRST_BATCH;
+    // Leaves of earlier batches: a batch keeps only where its leaves lie,
+    // and the hit's word is found again by counting leaves up to it.
+    let mut tested = 0;
     loop {
-        let mut batch: Vec<(Vec<usize>, Vec<u8>)> = leaves.by_ref().take(size).collect();
-        if batch.is_empty() {
-            return Ok(None);
-        }
-        let mut located: Vec<(u64, u32, u8, u32)> = batch
-            .iter()
+        let mut located: Vec<(u64, u32, u8, u32)> = leaves
+            .by_ref()
+            .take(size)
             .enumerate()
-            .map(|(k, (_, state))| {
-                let (shard, w, bit) = job.space.locate(state);
+            .map(|(k, state)| {
+                let (shard, w, bit) = job.space.locate(&state);
                 (shard, w as u32, bit as u8, k as u32)
             })
             .collect();
+        if located.is_empty() {
+            return Ok(None);
+        }
+        let batch = located.len();
         located.sort_unstable();
         if let Some(k) = level.first_member(&located)? {
-            let (moves, end) = batch.swap_remove(k as usize);
-            word.extend(moves);
+            let mut again = Leaves::new(job, pos, steps);
+            let end = again
+                .nth(tested + k as usize)
+                .expect("the same leaves in the same order");
+            word.extend(again.word());
             return Ok(Some(end));
         }
+        tested += batch;
         size = (size * 4).min(MAX_BATCH);
     }
 }
