@@ -14,7 +14,10 @@
 # Usage: bench/scaling.sh [CAYLEY]   (default: this tree's release build; a
 #   cayley-worker is looked for beside it)
 # Environment: JOBS (default "2x6 4x4 3x5"), THREADS (default: 1 2 4 8 16 …
-#   up to nproc, and nproc), WORKERS (K values, default "2 4"), MEMORY
+#   up to nproc, and nproc), ROUNDS (default 1: each job's thread counts
+#   are run ROUNDS times, interleaved, and the table gives the median wall
+#   with every round's; a VM's wall varies by a tenth between runs of the
+#   same binary), WORKERS (K values, default "2 4"; empty: no K table), MEMORY
 #   (default: 20G or half the machine's memory, whichever is less), LIMIT
 #   (seconds per run, default 600: a run past it is reported as such),
 #   SCRATCH (default: whichever of /dev/shm, the temp dir and /var/tmp has
@@ -37,6 +40,7 @@ fi
 half=$(( $(awk '/MemTotal/{print $2}' /proc/meminfo) / 2 / 1024 / 1024 ))
 MEMORY=${MEMORY:-$([ "$half" -lt 20 ] && echo "${half}G" || echo 20G)}
 LIMIT=${LIMIT:-600}
+ROUNDS=${ROUNDS:-1}
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 if [ -z "${SCRATCH:-}" ]; then
@@ -126,26 +130,39 @@ served() { # NAME K JOB-ARGS...
 echo "machine: $cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), memory budget $MEMORY, scratch $SCRATCH, $(date -u +%F)"
 echo "binary: $cayley ($("$cayley" --version))"
 echo
-echo "| job | threads | wall s | speed-up over 2 threads | threads busy | waiting for the cache |"
+echo "| job | threads | wall s$([ "$ROUNDS" -gt 1 ] && echo " (median of $ROUNDS)") | speed-up over 2 threads | threads busy | waiting for the cache |"
 echo "|---|---|---|---|---|---|"
+# The median of its arguments (walls; "over" or "failed" when any is).
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} !/^[0-9.]+$/ {bad = $1}
+    END {if (bad != "") print bad; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
 for job in ${JOBS:-2x6 4x4 3x5}; do
   read -r -a args <<< "$(args_of "$job")"
-  base=""
-  declare -A walls=()
-  for t in $THREADS; do
-    walls[$t]=$(timed_run "$job-t$t" "${args[@]}" --threads "$t")
-    [ "$t" = 2 ] && base=${walls[$t]}
+  declare -A walls=() runs=()
+  for ((round = 1; round <= ROUNDS; round++)); do
+    for t in $THREADS; do
+      runs[$t]="${runs[$t]:-} $(timed_run "$job-t$t-r$round" "${args[@]}" --threads "$t")"
+    done
   done
+  for t in $THREADS; do
+    # shellcheck disable=SC2086
+    walls[$t]=$(median ${runs[$t]})
+  done
+  base=${walls[2]:-}
   for t in $THREADS; do
     w=${walls[$t]}
     speedup=-
     if [[ "$base" =~ ^[0-9.]+$ && "$w" =~ ^[0-9.]+$ ]]; then
       speedup=$(awk "BEGIN{printf \"%.2f×\", $base / $w}")
     fi
-    echo "| $job | $t | $w | $speedup | $(utilization "$OUT/$job-t$t.json") |"
+    shown=$w
+    [ "$ROUNDS" -gt 1 ] && shown="$w (${runs[$t]# })"
+    echo "| $job | $t | $shown | $speedup | $(utilization "$OUT/$job-t$t-r$ROUNDS.json") |"
   done
-  unset walls
+  unset walls runs
 done
+[ -n "${WORKERS-2 4}" ] || { echo; echo "logs and result.json of every run: $OUT"; exit 0; }
 echo
 echo "One machine's $cores threads as K workers (the 4×4 to depth 8), against one worker:"
 echo
@@ -153,7 +170,7 @@ echo "| layout | wall s | threads busy | waiting for the cache |"
 echo "|---|---|---|---|"
 read -r -a args <<< "$(args_of 4x4)"
 echo "| 1 worker × $cores threads | $(timed_run one "${args[@]}" --threads "$cores") | $(utilization "$OUT/one.json") |"
-for k in ${WORKERS:-2 4}; do
+for k in ${WORKERS-2 4}; do
   [ "$k" -le "$cores" ] || continue
   echo "| \`--workers $k\` × $((cores / k)) threads | $(timed_run "workers$k" "${args[@]}" --workers "$k" --threads "$cores") | $(utilization "$OUT/workers$k.json") |"
   if [ -x "$worker" ]; then

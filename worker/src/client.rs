@@ -17,8 +17,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub mod link;
+mod windows;
 use link::{status_reason, CALL_TIMEOUT};
 pub use link::{Client, Link};
+use windows::{WindowHold, Windows};
 
 /// How a worker connects and computes.
 #[derive(Clone, Debug)]
@@ -289,13 +291,15 @@ fn check_same_job(before: &JobSpec, now: &JobSpec, url: &str) -> anyhow::Result<
 /// last shards, the fsync of its file, its report) and the lease of the
 /// next then overlap the next task's work instead of idling every thread:
 /// with one task at a time, fsyncs alone left the 2×6 Loopover's two
-/// threads idle for a third of its time under `--checkpoint-dir`.
+/// threads idle for a third of its time under `--checkpoint-dir`. Tasks
+/// whose chunk gains nothing do not count against the two (`windows`).
 async fn lease_loop(session: &mut Session, runner: &Arc<TaskRunner>, tasks: &mut u64) -> anyhow::Result<Ended> {
     let mut running: tokio::task::JoinSet<anyhow::Result<TaskEnd>> = tokio::task::JoinSet::new();
+    let windows = Windows::new(runner.tasks_at_once(), runner.threads());
     // Set by a reply asking to wait: no lease is asked for until then.
     let mut wait_until: Option<tokio::time::Instant> = None;
     let ended = loop {
-        if running.len() < runner.tasks_at_once() && wait_until.is_none() {
+        if windows.room(running.len()) && wait_until.is_none() {
             match lease(session, running.len()).await? {
                 Leased::Task(task) => {
                     let reporter = Reporter {
@@ -305,7 +309,7 @@ async fn lease_loop(session: &mut Session, runner: &Arc<TaskRunner>, tasks: &mut
                             coordinator: session.coordinator_id,
                         },
                     };
-                    running.spawn(run_task(reporter, runner.clone(), task));
+                    running.spawn(run_task(reporter, runner.clone(), task, windows.hold()));
                     continue;
                 }
                 Leased::Wait(ms) => {
@@ -330,6 +334,8 @@ async fn lease_loop(session: &mut Session, runner: &Arc<TaskRunner>, tasks: &mut
             _ = tokio::time::sleep_until(wait_until.unwrap_or_else(tokio::time::Instant::now)), if wait_until.is_some() => {
                 wait_until = None;
             }
+            // A task found its chunk empty: its window is free.
+            _ = windows.freed() => {}
         }
     };
     // The tasks still running belong to a coordinator that is gone or done
@@ -409,7 +415,13 @@ struct Reporter {
 /// When the report stream ends before the task does (the lease expired,
 /// another copy of the task won, the connection broke), computing stops:
 /// the coordinator has already given the task to someone else.
-async fn run_task(reporter: Reporter, runner: Arc<TaskRunner>, task: Task) -> anyhow::Result<TaskEnd> {
+/// `window` is let go of when the chunk turns out empty, or at the end.
+async fn run_task(
+    reporter: Reporter,
+    runner: Arc<TaskRunner>,
+    task: Task,
+    window: Arc<WindowHold>,
+) -> anyhow::Result<TaskEnd> {
     let Reporter { client, ids } = reporter;
     let (tx, rx) = tokio::sync::mpsc::channel::<TaskUpdate>(16);
     let mut report_client = client;
@@ -445,6 +457,7 @@ async fn run_task(reporter: Reporter, runner: Arc<TaskRunner>, task: Task) -> an
                     units.fetch_add(1, Ordering::Relaxed);
                     found.fetch_add(f, Ordering::Relaxed);
                 },
+                &|| window.release(),
                 &stop,
             )
         }

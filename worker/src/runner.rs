@@ -260,18 +260,22 @@ impl TaskRunner {
         chunk: u64,
         on_unit: &(dyn Fn(u64) + Sync),
     ) -> Result<TaskResult, TaskError> {
-        self.compute_chunk_until(from_level, chunk, on_unit, &AtomicBool::new(false))
+        self.compute_chunk_until(from_level, chunk, on_unit, &|| {}, &AtomicBool::new(false))
     }
 
     /// [`Self::compute_chunk`] that gives up, writing nothing, once `stop`
     /// is set (checked before each shard): a worker whose lease has ended
     /// (expired behind a partition, or another copy of the task won) stops
-    /// computing what nobody will accept.
+    /// computing what nobody will accept. `on_empty` is called, once the
+    /// level's sparse map is known, when no shard of the chunk can gain a
+    /// state: the task then holds no window of shards in flight, and the
+    /// client may lease another beside it.
     pub fn compute_chunk_until(
         &self,
         from_level: u32,
         chunk: u64,
         on_unit: &(dyn Fn(u64) + Sync),
+        on_empty: &(dyn Fn() + Sync),
         stop: &AtomicBool,
     ) -> Result<TaskResult, TaskError> {
         let started = Instant::now();
@@ -293,6 +297,9 @@ impl TaskRunner {
         let writer = ChunkWriter::create(&path, self.id(out_level, chunk), self.write).map_err(output_error)?;
         let view = &entered.view;
         let items = items_of(self.ctx.job.chunking.shards_of(chunk), |s| view.gains_nothing(s));
+        if items.iter().all(|item| item.shard.is_none()) {
+            on_empty();
+        }
         // The task runs on the pool's threads: the kernel's and the
         // compressor's parallel loops then start there, instead of waking
         // a pool thread from outside for every shard (on the 4×4's sparse

@@ -320,6 +320,52 @@ fn sparse_levels_are_written_as_empty_index_entries() {
     assert!(empty > 0 && wholly_empty_chunks > 0, "{} empty shards", empty);
 }
 
+#[test]
+fn chunks_said_empty_gain_no_state_and_the_table_stays_whole() {
+    // The client leases more tasks beside those it is told are empty: a
+    // chunk said empty that gained states would break the memory bound.
+    // Reduced by the symmetries (the sparse map is the reduced space's),
+    // a shard a chunk, so that most chunks of the first levels are empty.
+    let job = job("loopover:3x3", None, 1);
+    let dir = checkpoint();
+    let runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 2, WRITE).unwrap();
+    let checkpoint = CheckpointDir::existing(dir.path());
+    let mut depths = vec![1];
+    let mut said_empty_at_level_1 = 0;
+    for from in 0.. {
+        let mut states = 0;
+        for chunk in 0..job.chunking.chunks() {
+            let said = AtomicBool::new(false);
+            let stop = AtomicBool::new(false);
+            let on_empty = || assert!(!said.swap(true, std::sync::atomic::Ordering::Relaxed), "said once");
+            let task = runner
+                .compute_chunk_until(from, chunk, &|_| {}, &on_empty, &stop)
+                .unwrap();
+            states += task.states;
+            if said.into_inner() {
+                assert_eq!(task.stored, 0, "chunk {} of level {} was said empty", chunk, from + 1);
+                let id = job
+                    .chunking
+                    .id(job.fingerprint(), from + 1, chunk, job.space.shard_words());
+                let reader = ChunkReader::open(&checkpoint.chunk_path(from + 1, chunk), &id).unwrap();
+                assert_eq!(reader.header().popcount, 0);
+                said_empty_at_level_1 += usize::from(from == 0);
+            }
+        }
+        if states == 0 {
+            break;
+        }
+        depths.push(states);
+    }
+    assert_eq!(depths, published("3x3"));
+    assert!(
+        said_empty_at_level_1 > job.chunking.chunks() as usize / 2,
+        "{} of {} chunks of level 1 said empty",
+        said_empty_at_level_1,
+        job.chunking.chunks()
+    );
+}
+
 /// A job of several levels computed into a checkpoint, and the chunk of
 /// level 2 that holds its first non-empty shard, with that shard's entry.
 fn computed() -> (Job, tempfile::TempDir, u64, ShardEntry) {
