@@ -420,7 +420,7 @@ async fn run_task(
     reporter: Reporter,
     runner: Arc<TaskRunner>,
     task: Task,
-    window: Arc<WindowHold>,
+    window: WindowHold,
 ) -> anyhow::Result<TaskEnd> {
     let Reporter { client, ids } = reporter;
     let (tx, rx) = tokio::sync::mpsc::channel::<TaskUpdate>(16);

@@ -68,12 +68,12 @@ impl Windows {
 
     /// A window for a task just leased, let go of when the task says it is
     /// empty or when the hold is dropped.
-    pub fn hold(self: &Arc<Self>) -> Arc<WindowHold> {
+    pub fn hold(self: &Arc<Self>) -> WindowHold {
         self.held.fetch_add(1, Ordering::AcqRel);
-        Arc::new(WindowHold {
+        WindowHold {
             windows: self.clone(),
             released: AtomicBool::new(false),
-        })
+        }
     }
 
     /// Waits until a window is let go of (a wake-up that came before the
