@@ -285,14 +285,15 @@ fn check_same_job(before: &JobSpec, now: &JobSpec, url: &str) -> anyhow::Result<
 }
 
 /// Leases tasks and runs them until the job is over or the coordinator is
-/// lost. A worker holds two tasks at once where its memory budget allows
+/// lost. A worker holds two tasks at once where its memory budget allows,
+/// and one more for every 4 threads from 12 up, at most 8
 /// ([`TaskRunner::tasks_at_once`]): one computing, and the next, which
 /// starts on the threads the first no longer needs. The end of a task (its
 /// last shards, the fsync of its file, its report) and the lease of the
 /// next then overlap the next task's work instead of idling every thread:
 /// with one task at a time, fsyncs alone left the 2×6 Loopover's two
 /// threads idle for a third of its time under `--checkpoint-dir`. Tasks
-/// whose chunk gains nothing do not count against the two (`windows`).
+/// whose chunk gains nothing do not count against them (`windows`).
 async fn lease_loop(session: &mut Session, runner: &Arc<TaskRunner>, tasks: &mut u64) -> anyhow::Result<Ended> {
     let mut running: tokio::task::JoinSet<anyhow::Result<TaskEnd>> = tokio::task::JoinSet::new();
     let windows = Windows::new(runner.tasks_at_once(), runner.threads());

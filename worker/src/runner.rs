@@ -8,6 +8,7 @@
 //! shard buffers: never a whole level.
 
 mod cpu;
+mod in_flight;
 mod level;
 mod pipeline;
 mod readers;
@@ -22,23 +23,12 @@ use cayley_shared::files::WriteOptions;
 use cayley_shared::job::Job;
 use cayley_shared::kernel::context::SearchContext;
 use cayley_shared::kernel::task::TaskStats;
+use in_flight::InFlight;
 use pipeline::{items_of, Task};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// Most bytes of inputs and outputs held for the shards in flight beyond
-/// the first (the 4×4 Loopover's window of 8 holds 7.8 MiB more).
-const WINDOW_ROOM: u64 = 64 << 20;
-
-/// Shards in flight per thread: several, so that a thread that finishes a
-/// sparse shard early finds another while a slow one is written.
-const WINDOW_PER_THREAD: usize = 4;
-
-/// Tasks a worker computes side by side at most (the client holds that
-/// many leases), each with its own window of shards in flight.
-pub const TASKS_AT_ONCE: usize = 2;
 
 /// Why a task failed.
 #[derive(Debug)]
@@ -126,7 +116,7 @@ pub struct TaskRunner {
     zeros: Bits,
     /// Shards in flight at once in one task (see `pipeline`).
     window: usize,
-    /// Tasks the budget lets run side by side (up to [`TASKS_AT_ONCE`]).
+    /// Tasks the budget and the threads let run side by side (`in_flight`).
     tasks_at_once: usize,
     /// The running level and the worker's idle time (see `level`).
     levels: level::Levels,
@@ -171,20 +161,11 @@ impl TaskRunner {
         let shard_memory = memory_budget.saturating_sub(ctx.table_bytes());
         let cache_budget = shard_memory.saturating_sub(outside);
         // The shards in flight beyond the first are held outside the cache,
-        // in a room of at most a quarter of it: 64 MiB, or two shards where
-        // shards are large, so that two tasks run side by side (the next
-        // starts while the last shard of one is written and reported).
-        let room = WINDOW_ROOM.max(2 * item).min(cache_budget / 4);
-        let fit = (room / item) as usize + 1;
-        let (tasks_at_once, window) = if fit >= TASKS_AT_ONCE {
-            (
-                TASKS_AT_ONCE,
-                (fit / TASKS_AT_ONCE).clamp(1, WINDOW_PER_THREAD * threads.max(1)),
-            )
-        } else {
-            (1, 1)
-        };
-        let cache_budget = cache_budget - (tasks_at_once * window - 1) as u64 * item;
+        // in a room of at most a quarter of it, sized to the threads
+        // (`in_flight`): two tasks side by side below 8 threads, so that the
+        // next starts while the last shard of one is written and reported.
+        let in_flight = InFlight::plan(threads, item, cache_budget);
+        let cache_budget = cache_budget - in_flight.extra_shards() * item;
         // Every shard-sized buffer is a slot: the cache's, the window's and
         // its outputs. Compressed frames (part of `outside`) stay on the heap.
         let slab = Slab::new(words, (shard_memory / shard_bytes) as usize)?;
@@ -195,8 +176,8 @@ impl TaskRunner {
             fingerprint,
             store: store::Store::new(cache_budget, shard_bytes, slab, threads),
             zeros: Bits::new(Slot::heap(words), 0),
-            window,
-            tasks_at_once,
+            window: in_flight.window,
+            tasks_at_once: in_flight.tasks,
             levels: Default::default(),
             pool,
             clock,

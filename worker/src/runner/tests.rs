@@ -155,6 +155,23 @@ fn tasks_of_a_level_side_by_side_give_the_published_table() {
 }
 
 #[test]
+fn sixteen_threads_run_four_tasks_side_by_side_and_give_the_published_table() {
+    // As many tasks side by side as the runner says a worker leases
+    // (`in_flight`: four at 16 threads), on a pool of 16 threads.
+    for (spec, k) in [("loopover:3x3", None), ("loopover:3x3 --no-symmetry", Some(2))] {
+        let job = job(spec, k, 4);
+        let dir = checkpoint();
+        let runner = TaskRunner::new(job.clone(), dir.path(), 64 << 20, 16, WRITE).unwrap();
+        assert_eq!(runner.tasks_at_once(), 4, "{spec}");
+        assert_eq!(
+            levels_side_by_side(&runner, runner.tasks_at_once()),
+            published("3x3"),
+            "{spec}"
+        );
+    }
+}
+
+#[test]
 fn a_task_failing_beside_another_leaves_the_other_whole() {
     // Level 3 from level 2 with one chunk of level 2 damaged: the tasks
     // reading it fail as corrupt inputs, those beside them finish and
