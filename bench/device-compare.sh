@@ -2,7 +2,7 @@
 # Two builds on a many-core machine in one call of under ten minutes: the 4×4 to depth 8 at
 # every thread and at 2, each build, on cold memory first and then on memory touched once
 # (a fresh VM backs guest memory on first use: docs/history.md, "On 16 cores, measured"),
-# the 2×6 unreduced, `--workers 4`, a deeper 4×4 and the 3×5 at every thread.
+# the 2×6 unreduced twice, `--workers 4`, a deeper 4×4 and the 3×5 at every thread.
 # It needs only the binaries and python3. Layout, from the project root:
 #   cargo build --release -p cayley-coordinator
 #   mkdir -p .dev/bin .dev/old && cp target/release/cayley .dev/bin/
@@ -46,7 +46,7 @@ echo "touch again: $(timeout 60 "$D/bin/touch" $TOUCH $N 1)" | tee -a "$S/summar
 d8 new_t$N "$NEW" $N
 d8 old_t$N "$OLD" $N
 d8 new_t2 "$NEW" 2
-for t in $N 2; do
+for t in $N 2 $N 2; do
   tm lo26_new_t$t timeout 60 "$NEW" run loopover:2x6 --no-symmetry --threads $t --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
 done
 tm lo26_old_t$N timeout 60 "$OLD" run loopover:2x6 --no-symmetry --threads $N --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
