@@ -84,6 +84,14 @@ impl LevelSource for CheckpointSource<'_> {
         let (reader, i) = self.locate(level, shard)?;
         Ok(reader.read_words(i, at)?)
     }
+
+    fn popcount(&self, level: u32, shard: u64) -> anyhow::Result<Option<u64>> {
+        if level == 0 {
+            return Ok(None);
+        }
+        let (reader, i) = self.locate(level, shard)?;
+        Ok(Some(reader.entries()[i].popcount))
+    }
 }
 
 /// Builds the result of a finished job from its manifest and level files.

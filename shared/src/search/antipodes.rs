@@ -44,6 +44,12 @@ pub trait LevelSource: Sync {
     fn words(&self, level: u32, shard: u64, at: &[u32]) -> anyhow::Result<Vec<u64>> {
         Ok(words_at(&self.shard(level, shard)?, at))
     }
+
+    /// The set bits of `(level, shard)` when known without reading it (a
+    /// chunk file's index has them); `None` when not.
+    fn popcount(&self, _level: u32, _shard: u64) -> anyhow::Result<Option<u64>> {
+        Ok(None)
+    }
 }
 
 /// The words `at` of a whole shard's `words`.
@@ -327,12 +333,18 @@ pub fn walk_fits(depth: u32, kept: &dyn Fn(u32) -> bool) -> bool {
 /// of symmetric states: a reduced space stores a class once per member of
 /// its key's stabiliser (3×3 Loopover's depth 8: 151 stored bits for 78
 /// classes), and those members all sit in the representative key's shard.
+/// Shards the source knows empty are not read: the 4×4 Loopover's depth 3
+/// (6,264 states in 499,961 shards) read every shard for its 10 states, 1.4
+/// s of a `--max-depth 3` run of 2.4 s.
 pub fn first_states(job: &Job, source: &dyn LevelSource, depth: u32, limit: usize) -> anyhow::Result<Vec<Vec<u8>>> {
     let space = &job.space;
     let mut states = Vec::new();
     for shard in 0..space.shards() {
         if states.len() >= limit {
             break;
+        }
+        if source.popcount(depth, shard)? == Some(0) {
+            continue;
         }
         let words = source.shard(depth, shard)?;
         let mut classes = std::collections::HashSet::new();
@@ -378,6 +390,40 @@ mod tests {
             }
             Ok(words)
         }
+    }
+
+    /// [`OneStateSource`] with an index: it knows every shard's count, and
+    /// counts every read.
+    struct IndexedSource(OneStateSource);
+
+    impl LevelSource for IndexedSource {
+        fn shard(&self, level: u32, shard: u64) -> anyhow::Result<Vec<u64>> {
+            self.0.loads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.0.shard(level, shard)
+        }
+
+        fn popcount(&self, level: u32, shard: u64) -> anyhow::Result<Option<u64>> {
+            Ok(Some((level == self.0.depth && shard == self.0.last_shard) as u64))
+        }
+    }
+
+    #[test]
+    fn the_first_states_skip_shards_the_index_shows_empty() {
+        let puzzle = crate::puzzle::parse_puzzle("pancake:10", crate::puzzle::Metric::Mtm).unwrap();
+        let job = Job::new(puzzle, Some(2)).unwrap();
+        let last = job.space.shards() - 1;
+        let one = || OneStateSource {
+            words: job.space.shard_words(),
+            depth: 10,
+            last_shard: last,
+            loads: Default::default(),
+        };
+        let expected = vec![job.space.state_at(last, job.space.shard_words() * 64 - 1)];
+        // Without an index every shard is read; with one, only the last.
+        assert_eq!(first_states(&job, &one(), 10, 5).unwrap(), expected);
+        let indexed = IndexedSource(one());
+        assert_eq!(first_states(&job, &indexed, 10, 5).unwrap(), expected);
+        assert_eq!(indexed.0.loads.into_inner(), 1);
     }
 
     #[test]
