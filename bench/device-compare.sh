@@ -3,13 +3,9 @@
 # every thread and at 2, each build, on cold memory first and then on memory touched once
 # (a fresh VM backs guest memory on first use: docs/history.md, "On 16 cores, measured"),
 # the 2×6 unreduced twice, `--workers 4`, a deeper 4×4 and the 3×5 at every thread.
-# It needs only the binaries and python3. Layout, from the project root:
-#   cargo build --release -p cayley-coordinator
-#   mkdir -p .dev/bin .dev/old && cp target/release/cayley .dev/bin/
-#   cc -O2 -pthread bench/first_touch.c -o .dev/bin/touch
-#   cp OLD-BUILD/cayley .dev/old/ && cp bench/device-compare.sh .dev/
-#   echo /.dev/ >> .git/info/exclude
-# then, on the many-core machine with .dev/ copied there: bash .dev/device-compare.sh
+# It needs only the binaries and python3. Layout: `bench/device-prepare.sh [OLD]` (this tree's
+# build in .dev/bin, OLD's in .dev/old, the first-touch probe, these scripts); then, on the
+# many-core machine with .dev/ copied there (carry: [".dev"]): bash .dev/device-compare.sh
 # Everything goes to $OUT (else a temp dir): summary.txt and logs.tar.gz (each run's log and
 # result.json). LIMIT: seconds for everything (540); TOUCH: GiB touched (48); THREADS (nproc);
 # SMALL=1: shallow jobs (a dry run on a small machine). OLD: the build last measured on 16 cores

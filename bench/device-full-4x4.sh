@@ -2,11 +2,8 @@
 # The complete 4×4 Loopover MTM on every thread of a many-core machine, in one call of under
 # ten minutes, checked against results/loopover-4x4-mtm (issue 32: "≤ 8 minutes on one 16-core
 # machine"). The checkpoint goes to /dev/shm (about 40 GiB at its peak, plus --memory).
-# It needs only the binary and python3. Layout, from the project root:
-#   cargo build --release -p cayley-coordinator
-#   mkdir -p .dev/bin && cp target/release/cayley .dev/bin/ && cp bench/device-full-4x4.sh .dev/
-#   echo /.dev/ >> .git/info/exclude
-# then, on the many-core machine with .dev/ copied there: bash .dev/device-full-4x4.sh
+# It needs only the binary and python3. Layout: `bench/device-prepare.sh`; then, on the
+# many-core machine with .dev/ copied there (carry: [".dev"]): bash .dev/device-full-4x4.sh
 # Everything goes to $OUT (else /tmp/full): full.log (the run's log, its last line wall, CPU
 # and peak RSS), mem.txt (/dev/shm and memory used every 5 s), machine.txt, result.json,
 # depths.csv, antipodes.txt. LIM: seconds the run may take (480); MEM: --memory (50G);

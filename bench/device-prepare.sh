@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Lays out .dev/ for the many-core machine's scripts (bench/device-compare.sh,
+# bench/device-full-4x4.sh): this tree's release `cayley` in .dev/bin with the
+# first-touch probe, the build of OLD (a commit, default 1145fc4: the one last
+# measured on 16 cores, docs/history.md "On 16 cores, second call") in .dev/old,
+# and the scripts. .dev/ is ignored by git and goes to the machine with
+# `carry: [".dev"]`; then run `bash .dev/device-compare.sh` there.
+# Usage: bench/device-prepare.sh [OLD]   (from anywhere in the repository)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+old=${1:-1145fc4}
+cd "$root"
+cargo build --release -q -p cayley-coordinator
+mkdir -p .dev/bin .dev/old
+cp target/release/cayley .dev/bin/
+cc -O2 -pthread bench/first_touch.c -o .dev/bin/touch
+tree=$(mktemp -d)/old
+git worktree add -q --detach "$tree" "$old"
+trap 'git worktree remove --force "$tree"' EXIT
+# Its own target folder (inside target/, ignored), so this tree's build stays.
+CARGO_TARGET_DIR="$root/target/device-old" cargo build --release -q -p cayley-coordinator --manifest-path "$tree/Cargo.toml"
+cp "$root/target/device-old/release/cayley" .dev/old/
+cp bench/device-compare.sh bench/device-full-4x4.sh .dev/
+exclude=$(git rev-parse --git-path info/exclude)
+mkdir -p "$(dirname "$exclude")"
+grep -qx '/.dev/' "$exclude" 2>/dev/null || echo '/.dev/' >> "$exclude"
+echo "new: $(git rev-parse --short HEAD), old: $(git rev-parse --short "$old"); .dev/ holds $(du -sh .dev | cut -f1)"
