@@ -26,21 +26,48 @@ pub type ShardKey = (u32, u64);
 const SEEN: u32 = 1 << 31;
 
 /// A shard's bits, shared between the cache and the computation, with the
-/// number of set bits (known from the chunk index, so nobody counts them).
+/// number of set bits (known from the chunk index, so nobody counts them)
+/// and, for a sparse shard the kernel reads as a source, their positions.
 #[derive(Clone)]
 pub struct Bits {
     words: Arc<Slot>,
     count: u64,
+    positions: Option<Arc<[u32]>>,
 }
 
 impl Bits {
     /// `words` holding `count` set bits.
     pub fn new(words: Slot, count: u64) -> Bits {
+        Bits::listed(words, count, None)
+    }
+
+    /// `words` holding `count` set bits, with their positions listed when
+    /// there are at most `limit` (made here, by the thread that loaded or
+    /// computed the shard, while its words are in that core's cache: see
+    /// `SearchContext::position_limit`).
+    pub fn with_positions(words: Slot, count: u64, limit: u64) -> Bits {
+        let positions =
+            (count > 0 && count <= limit).then(|| cayley_shared::space::bits::positions(&words, count).into());
+        Bits::listed(words, count, positions)
+    }
+
+    fn listed(words: Slot, count: u64, positions: Option<Arc<[u32]>>) -> Bits {
         debug_assert_eq!(cayley_shared::space::bits::popcount(&words), count);
         Bits {
             words: Arc::new(words),
             count,
+            positions,
         }
+    }
+
+    /// The positions of the set bits, when listed.
+    pub fn positions(&self) -> Option<&[u32]> {
+        self.positions.as_deref()
+    }
+
+    /// Bytes held besides the words: the list of positions.
+    fn list_bytes(&self) -> u64 {
+        self.positions.as_ref().map_or(0, |p| p.len() as u64 * 4)
     }
 
     /// The words.
@@ -75,6 +102,8 @@ pub struct CacheStats {
 
 struct Entry {
     bits: Bits,
+    /// Bytes charged: a shard, and its list of positions if any.
+    bytes: u64,
     /// Last use.
     tick: u64,
     /// The tick it is filed under in `order` (its last use when it was
@@ -266,7 +295,7 @@ impl ShardCache {
     /// level's sources, but if it stays, the next level finds it here.
     /// Returns false (and keeps nothing) when there is no free room.
     pub fn offer(&mut self, key: ShardKey, bits: Bits) -> bool {
-        if self.entries.contains_key(&key) || !self.has_room() {
+        if self.entries.contains_key(&key) || self.used + self.shard_bytes + bits.list_bytes() > self.budget {
             return false;
         }
         self.low_tick -= 1;
@@ -278,7 +307,7 @@ impl ShardCache {
     pub fn remove(&mut self, key: ShardKey) {
         if let Some(entry) = self.entries.remove(&key) {
             self.order.remove(&entry.queued);
-            self.used -= self.shard_bytes;
+            self.used -= entry.bytes;
         }
     }
 
@@ -289,7 +318,7 @@ impl ShardCache {
         }
         let entry = self.entries.remove(&(SEEN | below, shard))?;
         self.order.remove(&entry.queued);
-        self.used -= self.shard_bytes;
+        self.used -= entry.bytes;
         match Arc::try_unwrap(entry.bits.words) {
             Ok(slot) => Some(Seen::Words(slot)),
             Err(shared) => Some(Seen::Shared {
@@ -321,7 +350,7 @@ impl ShardCache {
             return;
         };
         self.order.remove(&entry.queued);
-        self.used -= self.shard_bytes;
+        self.used -= entry.bytes;
         self.offer((SEEN | (below + 1), shard), entry.bits);
     }
 
@@ -391,19 +420,21 @@ impl ShardCache {
     }
 
     fn insert_at(&mut self, key: ShardKey, bits: Bits, tick: u64) {
-        self.make_room();
-        if self.used + self.shard_bytes > self.budget {
+        let bytes = self.shard_bytes + bits.list_bytes();
+        self.make_room_for(bytes);
+        if self.used + bytes > self.budget {
             // Everything left is in use by the running computation; the
             // caller still gets its shard, it is just not kept.
             return;
         }
-        self.used += self.shard_bytes;
+        self.used += bytes;
         self.peak = self.peak.max(self.used);
         self.order.insert(tick, key);
         self.entries.insert(
             key,
             Entry {
                 bits,
+                bytes,
                 tick,
                 queued: tick,
             },
@@ -412,7 +443,12 @@ impl ShardCache {
 
     /// Evicts least recently used shards not in use until one more fits.
     fn make_room(&mut self) {
-        while self.used + self.shard_bytes > self.budget {
+        self.make_room_for(self.shard_bytes);
+    }
+
+    /// Evicts least recently used shards not in use until `bytes` more fit.
+    fn make_room_for(&mut self, bytes: u64) {
+        while self.used + bytes > self.budget {
             if !self.evict_one() {
                 return;
             }
@@ -441,9 +477,10 @@ impl ShardCache {
                 from = queued + 1;
                 continue;
             }
+            let entry_bytes = entry.bytes;
             self.order.remove(&queued);
             self.entries.remove(&key);
-            self.used -= self.shard_bytes;
+            self.used -= entry_bytes;
             return true;
         }
     }

@@ -168,6 +168,17 @@ impl SearchContext {
         }
     }
 
+    /// The most set bits of a source shard whose positions are worth
+    /// listing for this kernel (0: it never reads them). Only the reduced
+    /// kernel's top-down walk reads lists; see
+    /// [`SourceBits::with_counts`](crate::kernel::task::SourceBits::with_counts).
+    pub fn position_limit(&self) -> u64 {
+        match &self.kernel {
+            KernelData::Reduced(_) => crate::kernel::task::position_limit(self.job.space.shard_words()),
+            _ => 0,
+        }
+    }
+
     /// Computes `F_{d+1}(shard)` into `out`. `on_unit` gets the states found
     /// per unit of progress.
     pub fn expand(

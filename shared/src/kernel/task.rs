@@ -19,6 +19,18 @@ struct Source<'a> {
     shard: u64,
     words: &'a [u64],
     count: u64,
+    positions: Option<&'a [u32]>,
+}
+
+/// A sparse source's set bits as a list (see [`SourceBits::with_counts`]).
+pub type Positions<'a> = Option<&'a [u32]>;
+
+/// The most set bits a source shard of `shard_words` words may carry as a
+/// list of positions: a list then takes at most an eighth of the shard's
+/// own bytes (4 bytes a bit, one bit in 256), which is what a worker
+/// charges its cache for it.
+pub fn position_limit(shard_words: usize) -> u64 {
+    shard_words as u64 * 64 / 256
 }
 
 impl<'a> SourceBits<'a> {
@@ -28,19 +40,30 @@ impl<'a> SourceBits<'a> {
         SourceBits::with_counts(
             entries
                 .into_iter()
-                .map(|(shard, words)| (shard, words, crate::space::bits::popcount(words)))
+                .map(|(shard, words)| (shard, words, crate::space::bits::popcount(words), None))
                 .collect(),
         )
     }
 
-    /// Wraps `(shard, words, set bits)` triples whose counts the caller
+    /// Wraps `(shard, words, set bits, positions)` whose counts the caller
     /// already knows (a worker reads them from the chunk index: counting
     /// 24 source shards per target was 15% of a worker's time on the 4×4
-    /// Loopover's sparse levels).
-    pub fn with_counts(entries: Vec<(u64, &'a [u64], u64)>) -> SourceBits<'a> {
+    /// Loopover's sparse levels), and, for a sparse source, the positions
+    /// of its set bits in order
+    /// ([`positions`](crate::space::bits::positions)). A shard is the
+    /// source of about as many targets as there are moves, and each of them
+    /// scanned all of its words for a few set bits: a list made once lets
+    /// the others read a few kilobytes instead (the reduced kernel's
+    /// top-down walk; other kernels read the words).
+    pub fn with_counts(entries: Vec<(u64, &'a [u64], u64, Positions<'a>)>) -> SourceBits<'a> {
         let mut entries: Vec<Source<'a>> = entries
             .into_iter()
-            .map(|(shard, words, count)| Source { shard, words, count })
+            .map(|(shard, words, count, positions)| Source {
+                shard,
+                words,
+                count,
+                positions,
+            })
             .collect();
         entries.sort_unstable_by_key(|s| s.shard);
         debug_assert!(
@@ -50,6 +73,12 @@ impl<'a> SourceBits<'a> {
         debug_assert!(
             entries.iter().all(|s| crate::space::bits::popcount(s.words) == s.count),
             "a source's count is not its popcount"
+        );
+        debug_assert!(
+            entries.iter().all(|s| s
+                .positions
+                .is_none_or(|p| *p == crate::space::bits::positions(s.words, s.count)[..])),
+            "a source's positions are not its set bits"
         );
         SourceBits { entries }
     }
@@ -85,6 +114,13 @@ impl<'a> SourceBits<'a> {
     #[inline]
     pub fn get(&self, shard: u64) -> &'a [u64] {
         self.find(shard).words
+    }
+
+    /// The positions of the set bits of source shard `shard`, when the
+    /// caller gave them.
+    #[inline]
+    pub fn positions(&self, shard: u64) -> Positions<'a> {
+        self.find(shard).positions
     }
 
     /// Set bits of source shard `shard`.

@@ -16,6 +16,16 @@ pub fn test_bit(words: &[u64], i: usize) -> bool {
     (words[i >> 6] >> (i & 63)) & 1 == 1
 }
 
+/// The positions of the `count` set bits of `words`, in order, as a list:
+/// the form in which the kernel reads a sparse source shard. A shard has
+/// fewer than 2^32 bits.
+pub fn positions(words: &[u64], count: u64) -> Vec<u32> {
+    let mut list = Vec::with_capacity(count as usize);
+    list.extend(set_bits(words).map(|i| i as u32));
+    debug_assert_eq!(list.len() as u64, count, "count is not the popcount");
+    list
+}
+
 /// Positions of the set bits of `words`, in order.
 pub fn set_bits(words: &[u64]) -> SetBits<'_> {
     SetBits::new(words)
@@ -62,6 +72,7 @@ mod tests {
         assert_eq!(popcount(&words), 3);
         assert_eq!(set_bits(&words).collect::<Vec<_>>(), vec![65, 67, 191]);
         assert_eq!(set_bits(&[]).count(), 0);
+        assert_eq!(positions(&words, 3), vec![65, 67, 191]);
         assert!(test_bit(&words, 67));
         assert!(!test_bit(&words, 66));
     }

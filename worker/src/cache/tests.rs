@@ -233,3 +233,36 @@ fn the_level_below_goes_where_a_union_covers_it() {
     assert!(cache.take_seen(5, 1).is_some(), "the union itself stays");
     assert_eq!(cache.drop_covered(0), 0);
 }
+
+#[test]
+fn a_listed_shard_is_charged_its_positions_and_the_budget_holds() {
+    // Budget: three shards of 32 bytes. A shard with one bit in each of
+    // its 4 words, listed, is 32 + 16 bytes: two of them fill 96 bytes.
+    let mut cache = cache(3, 8);
+    let listed = |cache: &mut ShardCache| Bits::with_positions(filled(cache, 1), WORDS as u64, WORDS as u64);
+    let a = listed(&mut cache);
+    assert_eq!(a.positions(), Some(&[0, 64, 128, 192][..]), "the set bits, in order");
+    cache.admit((1, 0), a);
+    assert_eq!(cache.used(), BYTES + 16);
+    let b = listed(&mut cache);
+    cache.admit((1, 1), b);
+    assert_eq!(cache.used(), 2 * BYTES + 32);
+    // A third listed shard does not fit beside them: the least recent goes.
+    let c = listed(&mut cache);
+    cache.admit((1, 2), c);
+    assert_eq!(cache.len(), 2);
+    assert!(cache.lookup((1, 0)).is_none(), "evicted to make room for the list");
+    assert_eq!(cache.used(), 2 * BYTES + 32);
+    // An own output with a list is not offered into room it does not fit.
+    let d = listed(&mut cache);
+    assert!(!cache.offer((1, 3), d), "48 bytes do not fit in the 0 left");
+    // Removing a listed shard gives back all it was charged.
+    cache.remove((1, 1));
+    cache.remove((1, 2));
+    assert_eq!(cache.used(), 0);
+    // Over the limit, or empty, nothing is listed.
+    assert!(Bits::with_positions(filled(&mut cache, 1), WORDS as u64, 3)
+        .positions()
+        .is_none());
+    assert!(Bits::with_positions(filled(&mut cache, 0), 0, 3).positions().is_none());
+}

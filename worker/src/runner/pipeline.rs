@@ -26,7 +26,6 @@
 use super::shard::{expand, prepare};
 use super::{level::LevelView, TaskError, TaskRunner};
 use crate::cache::{Bits, CacheStats};
-use crate::slab::Slot;
 use cayley_shared::files::format::{ChunkWriter, PreparedShard};
 use cayley_shared::kernel::task::TaskStats;
 use std::collections::BTreeMap;
@@ -106,9 +105,10 @@ struct Ready {
 
 struct Output {
     shard: u64,
-    words: Slot,
+    /// The words, with the positions of their bits when sparse (listed on
+    /// the thread that computed them, for the next level's readers).
+    bits: Bits,
     prepared: PreparedShard,
-    found: u64,
 }
 
 /// The task's file and the items waiting for it.
@@ -319,13 +319,15 @@ impl<'a> Task<'a> {
         let settling = Instant::now();
         totals.write += (settling - preparing).as_secs_f64();
         let words = runner.settle(from_level, gathered);
-        totals.other += settling.elapsed().as_secs_f64();
-        Ok(prepared.map(|(prepared, found)| Output {
+        let listing = Instant::now();
+        totals.other += (listing - settling).as_secs_f64();
+        let output = prepared.map(|(prepared, found)| Output {
             shard,
-            words,
+            bits: Bits::with_positions(words, found, runner.ctx.position_limit()),
             prepared,
-            found,
-        }))
+        });
+        totals.write += listing.elapsed().as_secs_f64();
+        Ok(output)
     }
 
     /// Queues `ready` for the file and writes every item whose turn has
@@ -382,10 +384,10 @@ impl<'a> Task<'a> {
         match ready.output {
             Some(out) => {
                 writer
-                    .push_prepared(&out.words, out.prepared)
+                    .push_prepared(out.bits.words(), out.prepared)
                     .map_err(super::output_error)?;
-                if out.found > 0 {
-                    kept.push((out.shard, Bits::new(out.words, out.found)));
+                if out.bits.count() > 0 {
+                    kept.push((out.shard, out.bits));
                 }
             }
             None if item.shard.is_some() => writer.push_empty(),

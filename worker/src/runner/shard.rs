@@ -187,7 +187,7 @@ pub(super) fn expand(
             gathered
                 .sources
                 .iter()
-                .map(|(s, w)| (*s, w.words(), w.count()))
+                .map(|(s, w)| (*s, w.words(), w.count(), w.positions()))
                 .collect(),
         ),
         previous,

@@ -263,7 +263,7 @@ impl TaskRunner {
                 continue;
             }
             match self.load(&reader, index, slot, stats) {
-                Ok(slot) => loaded.push((i, Some(Bits::new(slot, count)))),
+                Ok(slot) => loaded.push((i, Some(Bits::with_positions(slot, count, self.ctx.position_limit())))),
                 Err(e) => {
                     let (level, shard) = keys[i];
                     failure = Some(input_error(level, chunk_of(shard), e));

@@ -126,9 +126,10 @@ fn brute_force(p: &Puzzle, r: &ReducedSpace, shard: u64, inputs: &ShardInputs) -
     out
 }
 
-/// Top-down on one thread and on the pool, bottom-up on one thread and
-/// on the pool, and the direction `expand_reduced` picks all find what
-/// probing every unseen state's predecessors finds.
+/// Top-down on one thread and on the pool (each reading the sources' words
+/// or their lists of positions), bottom-up on one thread and on the pool,
+/// and the direction `expand_reduced` picks all find what probing every
+/// unseen state's predecessors finds.
 #[test]
 fn every_direction_finds_what_brute_force_finds() {
     for spec in ["loopover:3x3", "loopover:2x5", "sliding:3x3", SQUARES] {
@@ -157,22 +158,36 @@ fn every_direction_finds_what_brute_force_finds() {
                 .zip(&previous)
                 .map(|(c, p)| c & !p)
                 .collect();
-            let inputs = |split| ShardInputs {
-                sources: SourceBits::new(sources.iter().map(|(s, w)| (*s, &w[..])).collect()),
+            // Listed as a worker lists sparse sources (here every one).
+            let lists: Vec<Vec<u32>> = sources
+                .iter()
+                .map(|(_, w)| crate::space::bits::positions(w, crate::space::bits::popcount(w)))
+                .collect();
+            let inputs = |split, listed: bool| ShardInputs {
+                sources: SourceBits::with_counts(
+                    sources
+                        .iter()
+                        .zip(&lists)
+                        .map(|((s, w), list)| {
+                            let count = crate::space::bits::popcount(w);
+                            (*s, &w[..], count, listed.then_some(&list[..]))
+                        })
+                        .collect(),
+                ),
                 previous: &previous,
                 current: &current,
                 split,
             };
-            let expected = brute_force(&p, &space, shard, &inputs(false));
+            let expected = brute_force(&p, &space, shard, &inputs(false, false));
             let steps: Vec<(usize, Step, u64)> = moves
                 .steps(&space, shard)
                 .into_iter()
                 .enumerate()
-                .filter_map(|(g, s)| s.map(|s| (g, s, inputs(false).sources.count(s.source))))
+                .filter_map(|(g, s)| s.map(|s| (g, s, inputs(false, false).sources.count(s.source))))
                 .collect();
             let sources_total: u64 = steps.iter().map(|s| s.2).sum();
-            for split in [false, true] {
-                let inputs = inputs(split);
+            for (split, listed) in [(false, false), (true, false), (false, true), (true, true)] {
+                let inputs = inputs(split, listed);
                 let task = Expansion {
                     space: &space,
                     moves: &moves,
@@ -181,7 +196,11 @@ fn every_direction_finds_what_brute_force_finds() {
                 };
                 let mut out = vec![u64::MAX; space.shard_words()];
                 let stats = top_down::expand(&task, &steps, sources_total, &mut out);
-                assert_eq!(out, expected, "{} shard {}: top-down, split {}", spec, shard, split);
+                assert_eq!(
+                    out, expected,
+                    "{} shard {}: top-down, split {}, listed {}",
+                    spec, shard, split, listed
+                );
                 assert_eq!(
                     stats.evaluations, sources_total,
                     "top-down expands every source bit once"

@@ -40,10 +40,14 @@ fn mark_here(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64]) ->
     let mut evaluations = 0u64;
     for &(g, step, count) in steps {
         let map = task.moves.forward_map(task.space, task.shard, g, step);
-        let source = task.inputs.sources.get(step.source);
         let mut mark = |t: u64| out[(t >> 6) as usize] |= 1u64 << (t & 63);
+        if let Some(positions) = task.inputs.sources.positions(step.source) {
+            evaluations += mark_words(&map, rw, listed_words(positions), &mut mark);
+            continue;
+        }
+        let source = task.inputs.sources.get(step.source);
         if count * SPARSE_WORDS_PER_BIT < source.len() as u64 {
-            evaluations += mark_sparse(&map, source, rw, &mut mark);
+            evaluations += mark_words(&map, rw, nonzero_words(source), &mut mark);
             continue;
         }
         for ((base, table), words) in map.rows().zip(source.chunks(rw)) {
@@ -55,36 +59,49 @@ fn mark_here(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64]) ->
     evaluations
 }
 
-/// A source with fewer set bits than one per this many words is walked
-/// a cache line at a time, skipping zero lines, instead of row by row.
+/// A source with fewer set bits than one per this many words, and no list
+/// of them, is walked a cache line at a time, skipping zero lines, instead
+/// of row by row.
 const SPARSE_WORDS_PER_BIT: u64 = 16;
 
-/// [`mark_here`]'s walk of a sparse source: zero cache lines are skipped
-/// with one test, and only rows holding a set bit get their map row. On
-/// the 4×4 Loopover's sparse levels (a few set bits per source shard) the
-/// row-by-row walk of all 576 rows of 24 sources per target was a fifth
-/// of the worker's time.
-fn mark_sparse(map: &FiberMap, source: &[u64], rw: usize, mark: &mut impl FnMut(u64)) -> u64 {
+/// The nonzero words of a sparse source as `(index, word)`, a cache line
+/// at a time: zero lines are skipped with one test. On the 4×4 Loopover's
+/// sparse levels (a few set bits per source shard) the row-by-row walk of
+/// all 576 rows of 24 sources per target was a fifth of the worker's time.
+fn nonzero_words(source: &[u64]) -> impl Iterator<Item = (usize, u64)> + '_ {
     const LINE: usize = 8;
+    source
+        .chunks(LINE)
+        .enumerate()
+        .filter(|(_, line)| line.iter().fold(0, |acc, &w| acc | w) != 0)
+        .flat_map(|(l, line)| line.iter().enumerate().map(move |(i, &w)| (l * LINE + i, w)))
+        .filter(|&(_, w)| w != 0)
+}
+
+/// The words of a source given as the positions of its set bits, as
+/// `(index, word)`, in order: only the listed bits are read.
+fn listed_words(positions: &[u32]) -> impl Iterator<Item = (usize, u64)> + '_ {
+    positions.chunk_by(|a, b| a / 64 == b / 64).map(|same| {
+        (
+            (same[0] / 64) as usize,
+            same.iter().fold(0u64, |w, p| w | 1 << (p % 64)),
+        )
+    })
+}
+
+/// Marks the successors of the states of `words` (`(index, word)` in
+/// order of index); only rows holding a set bit get their map row.
+fn mark_words(map: &FiberMap, rw: usize, words: impl Iterator<Item = (usize, u64)>, mark: &mut impl FnMut(u64)) -> u64 {
     let mut evaluations = 0u64;
     let mut current_row = usize::MAX;
     let (mut base, mut table) = (0u64, &[][..]);
-    for (l, line) in source.chunks(LINE).enumerate() {
-        if line.iter().fold(0, |acc, &w| acc | w) == 0 {
-            continue;
+    for (index, word) in words {
+        let row = index / rw;
+        if row != current_row {
+            (base, table) = map.row(row as u64);
+            current_row = row;
         }
-        for (i, &word) in line.iter().enumerate() {
-            if word == 0 {
-                continue;
-            }
-            let index = l * LINE + i;
-            let row = index / rw;
-            if row != current_row {
-                (base, table) = map.row(row as u64);
-                current_row = row;
-            }
-            evaluations += for_each_successor(base, table, index % rw, word, &mut *mark);
-        }
+        evaluations += for_each_successor(base, table, index % rw, word, &mut *mark);
     }
     evaluations
 }
@@ -95,9 +112,19 @@ fn mark_pooled(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64]) 
     let rw = task.space.fiber().row_words();
     let marks: Vec<AtomicU64> = (0..out.len()).map(|_| AtomicU64::new(0)).collect();
     let evaluations = AtomicU64::new(0);
+    let mark = |t: u64| {
+        marks[(t >> 6) as usize].fetch_or(1u64 << (t & 63), Ordering::Relaxed);
+    };
     for &(g, step, _) in steps {
-        let source = task.inputs.sources.get(step.source);
         let map: FiberMap = task.moves.forward_map(task.space, task.shard, g, step);
+        if let Some(positions) = task.inputs.sources.positions(step.source) {
+            // A listed source is a few thousand states at most: one thread.
+            let mut marker = mark;
+            let applied = mark_words(&map, rw, listed_words(positions), &mut marker);
+            evaluations.fetch_add(applied, Ordering::Relaxed);
+            continue;
+        }
+        let source = task.inputs.sources.get(step.source);
         source
             .par_chunks(rw)
             .enumerate()
@@ -109,9 +136,7 @@ fn mark_pooled(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64]) 
                 let (base, table) = map.row(row as u64);
                 let mut applied = 0u64;
                 for (w, &word) in words.iter().enumerate() {
-                    applied += for_each_successor(base, table, w, word, |t| {
-                        marks[(t >> 6) as usize].fetch_or(1u64 << (t & 63), Ordering::Relaxed);
-                    });
+                    applied += for_each_successor(base, table, w, word, mark);
                 }
                 evaluations.fetch_add(applied, Ordering::Relaxed);
             });
