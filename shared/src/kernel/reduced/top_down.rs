@@ -23,8 +23,13 @@ pub(crate) fn expand(task: &Expansion, steps: &[(usize, Step, u64)], sources: u6
     } else {
         mark_here(task, steps, out)
     };
+    // Only marked words need the earlier levels: on a sparse level most
+    // words of the output are zero, and reading `F_{d-1}(B)` and `F_d(B)`
+    // whole for them was 6% of the 4×4's time to depth 8.
     for (w, o) in out.iter_mut().enumerate() {
-        *o &= task.unseen_word(w);
+        if *o != 0 {
+            *o &= task.unseen_word(w);
+        }
     }
     TaskStats {
         evaluations,
