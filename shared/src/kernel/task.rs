@@ -19,7 +19,7 @@ struct Source<'a> {
     shard: u64,
     words: &'a [u64],
     count: u64,
-    positions: Option<&'a [u32]>,
+    positions: Positions<'a>,
 }
 
 /// A sparse source's set bits as a list (see [`SourceBits::with_counts`]).
