@@ -27,12 +27,19 @@ const SEEN: u32 = 1 << 31;
 
 /// A shard's bits, shared between the cache and the computation, with the
 /// number of set bits (known from the chunk index, so nobody counts them)
-/// and, for a sparse shard the kernel reads as a source, their positions.
+/// and, for a sparse shard, their positions. A sparse shard may be held as
+/// its list alone ([`Bits::list_only`]): its slot then goes back to the
+/// slab, and the cache charges the list's bytes only.
 #[derive(Clone)]
 pub struct Bits {
-    words: Arc<Slot>,
+    held: Arc<Held>,
     count: u64,
-    positions: Option<Arc<[u32]>>,
+}
+
+/// What a [`Bits`] holds: its words, its list of positions, or both.
+struct Held {
+    words: Option<Slot>,
+    positions: Option<Box<[u32]>>,
 }
 
 impl Bits {
@@ -46,33 +53,75 @@ impl Bits {
     /// computed the shard, while its words are in that core's cache: see
     /// `SearchContext::position_limit`).
     pub fn with_positions(words: Slot, count: u64, limit: u64) -> Bits {
-        let positions =
-            (count > 0 && count <= limit).then(|| cayley_shared::space::bits::positions(&words, count).into());
+        let positions = (count > 0 && count <= limit)
+            .then(|| cayley_shared::space::bits::positions(&words, count).into_boxed_slice());
         Bits::listed(words, count, positions)
     }
 
-    fn listed(words: Slot, count: u64, positions: Option<Arc<[u32]>>) -> Bits {
+    fn listed(words: Slot, count: u64, positions: Option<Box<[u32]>>) -> Bits {
         debug_assert_eq!(cayley_shared::space::bits::popcount(&words), count);
         Bits {
-            words: Arc::new(words),
+            held: Arc::new(Held {
+                words: Some(words),
+                positions,
+            }),
             count,
-            positions,
+        }
+    }
+
+    /// The same bits without their words when they are listed and nobody
+    /// else holds them: the slot goes back to the slab. A level of the 4×4
+    /// Loopover's sparse depths is 499,961 slots of 40.5 KiB holding 7–82
+    /// bits each on average, more than a budget of a few GiB has room for,
+    /// so most of them were read again from the checkpoint at the next
+    /// level, and every slot the level took was fresh memory to fault in.
+    pub fn list_only(self) -> Bits {
+        if self.held.positions.is_none() {
+            return self;
+        }
+        match Arc::try_unwrap(self.held) {
+            Ok(Held { positions, .. }) => Bits {
+                held: Arc::new(Held { words: None, positions }),
+                count: self.count,
+            },
+            Err(held) => Bits {
+                held,
+                count: self.count,
+            },
         }
     }
 
     /// The positions of the set bits, when listed.
     pub fn positions(&self) -> Option<&[u32]> {
-        self.positions.as_deref()
+        self.held.positions.as_deref()
     }
 
-    /// Bytes held besides the words: the list of positions.
-    fn list_bytes(&self) -> u64 {
-        self.positions.as_ref().map_or(0, |p| p.len() as u64 * 4)
+    /// The words, unless held as a list only.
+    pub fn words(&self) -> Option<&[u64]> {
+        self.held.words.as_deref()
     }
 
-    /// The words.
-    pub fn words(&self) -> &[u64] {
-        &self.words
+    /// Writes the bits into `into`, a shard's words of any contents.
+    pub fn write_into(&self, into: &mut [u64]) {
+        match (self.words(), self.positions()) {
+            (Some(words), _) => into.copy_from_slice(words),
+            (None, Some(positions)) => {
+                into.fill(0);
+                cayley_shared::space::bits::set_positions(into, positions);
+            }
+            (None, None) => unreachable!("bits hold their words or their list"),
+        }
+    }
+
+    /// Bytes the cache charges for these bits: a shard's `shard_bytes`, or
+    /// for a list only [`LIST_ENTRY_BYTES`], and the list.
+    fn bytes(&self, shard_bytes: u64) -> u64 {
+        let words = if self.held.words.is_some() {
+            shard_bytes
+        } else {
+            LIST_ENTRY_BYTES
+        };
+        words + self.positions().map_or(0, |p| p.len() as u64 * 4)
     }
 
     /// Set bits.
@@ -82,9 +131,27 @@ impl Bits {
 
     /// True when both are the same buffer.
     pub fn same(&self, other: &Bits) -> bool {
-        Arc::ptr_eq(&self.words, &other.words)
+        Arc::ptr_eq(&self.held, &other.held)
+    }
+
+    /// True when someone besides the cache holds these bits.
+    fn in_use(&self) -> bool {
+        Arc::strong_count(&self.held) > 1
     }
 }
+
+/// What the cache charges a shard held as a list only besides the list:
+/// its entry in the map and in the LRU order and its shared handle, twice
+/// their sizes for the tables' spare room and the allocator's headers. A
+/// slot's bytes cover these for a shard held whole; without a charge, a
+/// level of lists of a few bits each (the 4×4 Loopover's depth 7, 6.6 bits
+/// a shard on average) would hold more in bookkeeping than in bits,
+/// uncounted.
+const LIST_ENTRY_BYTES: u64 = 2
+    * (std::mem::size_of::<(ShardKey, Entry)>()
+        + std::mem::size_of::<(u64, ShardKey)>()
+        + std::mem::size_of::<Held>()
+        + 2 * std::mem::size_of::<usize>()) as u64;
 
 /// Counters of the cache's use, kept by its callers (per thread, then
 /// summed per task).
@@ -102,7 +169,8 @@ pub struct CacheStats {
 
 struct Entry {
     bits: Bits,
-    /// Bytes charged: a shard, and its list of positions if any.
+    /// Bytes charged: a shard unless held as a list only, and its list of
+    /// positions if any.
     bytes: u64,
     /// Last use.
     tick: u64,
@@ -152,12 +220,13 @@ pub enum Seen {
     Words(Slot),
     /// An empty union: a buffer of unspecified contents, to be zeroed.
     Empty(Slot),
-    /// A union another holder still shares: `from`, to be copied `into`.
-    Shared { into: Slot, from: Arc<Slot> },
+    /// A union held as a list, or one another holder still shares: `from`,
+    /// to be written `into`.
+    Copy { into: Slot, from: Bits },
 }
 
 impl Seen {
-    /// The union's words (zeroing or copying them first where needed).
+    /// The union's words (zeroing or writing them first where needed).
     pub fn into_words(self) -> Slot {
         match self {
             Seen::Words(words) => words,
@@ -165,8 +234,8 @@ impl Seen {
                 words.fill(0);
                 words
             }
-            Seen::Shared { mut into, from } => {
-                into.copy_from_slice(&from);
+            Seen::Copy { mut into, from } => {
+                from.write_into(&mut into);
                 into
             }
         }
@@ -295,7 +364,7 @@ impl ShardCache {
     /// level's sources, but if it stays, the next level finds it here.
     /// Returns false (and keeps nothing) when there is no free room.
     pub fn offer(&mut self, key: ShardKey, bits: Bits) -> bool {
-        if self.entries.contains_key(&key) || self.used + self.shard_bytes + bits.list_bytes() > self.budget {
+        if self.entries.contains_key(&key) || self.used + bits.bytes(self.shard_bytes) > self.budget {
             return false;
         }
         self.low_tick -= 1;
@@ -319,24 +388,32 @@ impl ShardCache {
         let entry = self.entries.remove(&(SEEN | below, shard))?;
         self.order.remove(&entry.queued);
         self.used -= entry.bytes;
-        match Arc::try_unwrap(entry.bits.words) {
-            Ok(slot) => Some(Seen::Words(slot)),
-            Err(shared) => Some(Seen::Shared {
+        let count = entry.bits.count;
+        match Arc::try_unwrap(entry.bits.held) {
+            Ok(Held { words: Some(slot), .. }) => Some(Seen::Words(slot)),
+            Ok(listed) => Some(Seen::Copy {
                 into: self.buffer(),
-                from: shared,
+                from: Bits {
+                    held: Arc::new(listed),
+                    count,
+                },
+            }),
+            Err(held) => Some(Seen::Copy {
+                into: self.buffer(),
+                from: Bits { held, count },
             }),
         }
     }
 
-    /// Keeps the union of `shard`'s levels below `below`, holding `count`
-    /// set bits, if there is free room, as the first candidate for
-    /// eviction (it only saves work). An empty union is kept as a mark.
-    pub fn offer_seen(&mut self, below: u32, shard: u64, words: Slot, count: u64) {
-        if count == 0 {
+    /// Keeps the union of `shard`'s levels below `below` if there is free
+    /// room, as the first candidate for eviction (it only saves work). An
+    /// empty union is kept as a mark.
+    pub fn offer_seen(&mut self, below: u32, shard: u64, union: Bits) {
+        if union.count() == 0 {
             self.mark_empty_seen(below, shard);
             return;
         }
-        self.offer((SEEN | below, shard), Bits::new(words, count));
+        self.offer((SEEN | below, shard), union);
     }
 
     /// The union below `below` becomes the union below `below + 1`, for a
@@ -420,7 +497,7 @@ impl ShardCache {
     }
 
     fn insert_at(&mut self, key: ShardKey, bits: Bits, tick: u64) {
-        let bytes = self.shard_bytes + bits.list_bytes();
+        let bytes = bits.bytes(self.shard_bytes);
         self.make_room_for(bytes);
         if self.used + bytes > self.budget {
             // Everything left is in use by the running computation; the
@@ -473,7 +550,7 @@ impl ShardCache {
                 entry.queued = entry.tick;
                 continue;
             }
-            if Arc::strong_count(&entry.bits.words) > 1 {
+            if entry.bits.in_use() {
                 from = queued + 1;
                 continue;
             }

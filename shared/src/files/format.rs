@@ -323,6 +323,12 @@ pub struct PreparedShard {
 }
 
 impl PreparedShard {
+    /// True when the shard's words are stored raw, so that
+    /// [`ChunkWriter::push_prepared`] needs them.
+    pub fn needs_words(&self) -> bool {
+        self.popcount > 0 && self.frames.is_none()
+    }
+
     /// Counts, checksums and (unless stored raw) compresses `words`, the
     /// frames in parallel on the caller's rayon pool.
     pub fn new(words: &[u64]) -> io::Result<PreparedShard> {
@@ -422,14 +428,19 @@ impl ChunkWriter {
     /// Appends the next shard's words; returns its popcount.
     pub fn push(&mut self, words: &[u64]) -> Result<u64, FormatError> {
         let prepared = PreparedShard::new(words).map_err(|e| FormatError::io(&self.path, e))?;
-        self.push_prepared(words, prepared)
+        self.push_prepared(Some(words), prepared)
     }
 
-    /// Appends the next shard's words, counted and compressed beforehand
-    /// by [`PreparedShard::new`]; returns its popcount.
-    pub fn push_prepared(&mut self, words: &[u64], prepared: PreparedShard) -> Result<u64, FormatError> {
-        assert_eq!(words.len() as u64, self.id.shard_words, "shard size");
-        assert_eq!(prepared.words, words.len(), "prepared from these words");
+    /// Appends the next shard, counted and compressed beforehand by
+    /// [`PreparedShard::new`]; returns its popcount. Its `words` are read
+    /// only when they are stored raw ([`PreparedShard::needs_words`]): a
+    /// compressed shard's caller may have let go of them.
+    pub fn push_prepared(&mut self, words: Option<&[u64]>, prepared: PreparedShard) -> Result<u64, FormatError> {
+        assert_eq!(prepared.words as u64, self.id.shard_words, "shard size");
+        assert!(
+            words.is_none_or(|w| w.len() == prepared.words),
+            "prepared from these words"
+        );
         assert!(
             self.entries.len() < self.id.shards as usize,
             "more shards than the chunk holds"
@@ -447,10 +458,12 @@ impl ChunkWriter {
                         file.write_all(frame).map_err(io)?;
                     }
                 }
-                None => file.write_all(payload_bytes(words)).map_err(io)?,
+                None => file
+                    .write_all(payload_bytes(words.expect("the words of a shard stored raw")))
+                    .map_err(io)?,
             }
             let end = self.position
-                + prepared.frames.as_ref().map_or(words.len() as u64 * 8, |frames| {
+                + prepared.frames.as_ref().map_or(prepared.words as u64 * 8, |frames| {
                     frames.iter().map(|f| f.len() as u64).sum()
                 });
             entry.offset = self.position;

@@ -54,7 +54,10 @@ impl<'a> SourceBits<'a> {
     /// source of about as many targets as there are moves, and each of them
     /// scanned all of its words for a few set bits: a list made once lets
     /// the others read a few kilobytes instead (the reduced kernel's
-    /// top-down walk; other kernels read the words).
+    /// top-down walk; other kernels read the words). A listed source may
+    /// come without its words (an empty slice): the reduced kernel then
+    /// lays them out where it needs them ([`Self::laid_out`]); the other
+    /// kernels are never given lists.
     pub fn with_counts(entries: Vec<(u64, &'a [u64], u64, Positions<'a>)>) -> SourceBits<'a> {
         let mut entries: Vec<Source<'a>> = entries
             .into_iter()
@@ -71,14 +74,14 @@ impl<'a> SourceBits<'a> {
             "duplicate source shard"
         );
         debug_assert!(
-            entries.iter().all(|s| crate::space::bits::popcount(s.words) == s.count),
-            "a source's count is not its popcount"
-        );
-        debug_assert!(
-            entries.iter().all(|s| s
-                .positions
-                .is_none_or(|p| *p == crate::space::bits::positions(s.words, s.count)[..])),
-            "a source's positions are not its set bits"
+            entries.iter().all(|s| match (s.words, s.positions) {
+                ([], Some(p)) => p.len() as u64 == s.count && p.is_sorted_by(|a, b| a < b),
+                (words, p) => {
+                    crate::space::bits::popcount(words) == s.count
+                        && p.is_none_or(|p| *p == crate::space::bits::positions(words, s.count)[..])
+                }
+            }),
+            "a source's count or positions are not its set bits"
         );
         SourceBits { entries }
     }
@@ -114,6 +117,20 @@ impl<'a> SourceBits<'a> {
     #[inline]
     pub fn get(&self, shard: u64) -> &'a [u64] {
         self.find(shard).words
+    }
+
+    /// The words of source shard `shard` (`words` long), laid out from its
+    /// list when it came without them.
+    pub fn laid_out(&self, shard: u64, words: usize) -> std::borrow::Cow<'a, [u64]> {
+        let source = self.find(shard);
+        match (source.words, source.positions) {
+            ([], Some(positions)) if words > 0 => {
+                let mut laid = vec![0; words];
+                crate::space::bits::set_positions(&mut laid, positions);
+                std::borrow::Cow::Owned(laid)
+            }
+            (source, _) => std::borrow::Cow::Borrowed(source),
+        }
     }
 
     /// The positions of the set bits of source shard `shard`, when the

@@ -1,5 +1,6 @@
-//! A level's bits: [`popcount`], [`test_bit`] and [`set_bits`] on a shard's
-//! words, which the kernel reads as a plain `&[u64]`.
+//! A level's bits: [`popcount`], [`test_bit`], [`set_bits`] and their
+//! list ([`positions`], [`set_positions`]) on a shard's words, which the
+//! kernel reads as a plain `&[u64]`.
 
 /// Number of set bits: the one count of the workspace. `count_ones` is the
 /// POPCNT instruction because the workspace builds for x86-64-v2
@@ -24,6 +25,14 @@ pub fn positions(words: &[u64], count: u64) -> Vec<u32> {
     list.extend(set_bits(words).map(|i| i as u32));
     debug_assert_eq!(list.len() as u64, count, "count is not the popcount");
     list
+}
+
+/// Sets the bits at `positions` (the inverse of [`positions`] on zeroed
+/// words).
+pub fn set_positions(words: &mut [u64], positions: &[u32]) {
+    for &p in positions {
+        words[(p >> 6) as usize] |= 1 << (p & 63);
+    }
 }
 
 /// Positions of the set bits of `words`, in order.
@@ -73,6 +82,9 @@ mod tests {
         assert_eq!(set_bits(&words).collect::<Vec<_>>(), vec![65, 67, 191]);
         assert_eq!(set_bits(&[]).count(), 0);
         assert_eq!(positions(&words, 3), vec![65, 67, 191]);
+        let mut laid = [0; 3];
+        set_positions(&mut laid, &positions(&words, 3));
+        assert_eq!(laid, words);
         assert!(test_bit(&words, 67));
         assert!(!test_bit(&words, 66));
     }

@@ -19,7 +19,7 @@ fn load(v: u64) -> impl FnOnce(Slot) -> Result<(Slot, u64, u64), ()> {
 /// Offers `words` as the union below `below` of `shard`, counted.
 fn offer_seen(cache: &mut ShardCache, below: u32, shard: u64, words: Slot) {
     let count = cayley_shared::space::bits::popcount(&words);
-    cache.offer_seen(below, shard, words, count);
+    cache.offer_seen(below, shard, Bits::new(words, count));
 }
 
 fn filled(cache: &mut ShardCache, v: u64) -> Slot {
@@ -55,7 +55,7 @@ fn shards_in_use_are_not_evicted_and_overflow_is_not_kept() {
     let a = cache.get((1, 0), &mut stats, load(0)).unwrap();
     let b = cache.get((1, 1), &mut stats, load(1)).unwrap();
     let c = cache.get((1, 2), &mut stats, load(2)).unwrap();
-    assert_eq!(c.words(), &[2; WORDS]);
+    assert_eq!(c.words(), Some(&[2; WORDS][..]));
     assert_eq!(c.count(), WORDS as u64);
     assert_eq!(cache.len(), 2, "nothing evictable: the third is returned, not kept");
     drop((a, b));
@@ -159,7 +159,7 @@ fn evicted_slots_serve_the_next_loads() {
     let mut cache = cache(2, 2);
     let mut stats = CacheStats::default();
     let first = cache.get((1, 0), &mut stats, load(7)).unwrap();
-    let address = first.words().as_ptr();
+    let address = first.words().unwrap().as_ptr();
     drop(first);
     cache.remove((1, 0));
     // The next miss loads into the freed slot, stale words and all.
@@ -170,9 +170,9 @@ fn evicted_slots_serve_the_next_loads() {
             load(9)(buffer)
         })
         .unwrap();
-    assert_eq!(again.words().as_ptr(), address);
+    assert_eq!(again.words().unwrap().as_ptr(), address);
     assert_eq!(seen, vec![7; WORDS]);
-    assert_eq!(again.words(), &[9; WORDS]);
+    assert_eq!(again.words(), Some(&[9; WORDS][..]));
 }
 
 /// Hits and misses over a long random sequence of lookups are those of a
@@ -265,4 +265,56 @@ fn a_listed_shard_is_charged_its_positions_and_the_budget_holds() {
         .positions()
         .is_none());
     assert!(Bits::with_positions(filled(&mut cache, 0), 0, 3).positions().is_none());
+}
+
+#[test]
+fn a_shard_held_as_its_list_gives_back_its_slot_and_is_charged_the_list() {
+    // Room for two whole shards and one of three bits held as a list.
+    let list_charge = LIST_ENTRY_BYTES + 12;
+    let mut cache = ShardCache::new(2 * BYTES + list_charge, BYTES, Slab::new(WORDS, 8).unwrap());
+    let slab_free = |cache: &ShardCache| cache.slab.free_slots();
+    let free = slab_free(&cache);
+    let mut words = filled(&mut cache, 0);
+    words[1] = 0b101;
+    words[3] = 1 << 63;
+    let listed = Bits::with_positions(words, 3, 4);
+    assert_eq!(slab_free(&cache), free - 1);
+    let kept = listed.clone();
+    let still_shared = kept.list_only();
+    assert!(still_shared.words().is_some(), "another holder keeps the words");
+    drop(listed);
+    let only = still_shared.list_only();
+    assert!(only.words().is_none());
+    assert_eq!(slab_free(&cache), free, "the slot went back to the slab");
+    assert_eq!(only.positions(), Some(&[64, 66, 255][..]));
+    let mut laid = vec![7; WORDS];
+    only.write_into(&mut laid);
+    assert_eq!(laid, vec![0, 0b101, 0, 1 << 63], "laid out again from the list");
+    cache.admit((1, 0), only.clone());
+    assert_eq!(cache.used(), list_charge);
+    let whole = |cache: &mut ShardCache| Bits::new(filled(cache, 3), 8 * WORDS as u64);
+    for shard in 2..4 {
+        let b = whole(&mut cache);
+        cache.admit((1, shard), b);
+    }
+    assert_eq!(cache.used(), 2 * BYTES + list_charge, "full");
+    // The least recent, the list, is in use: the next whole shard evicts
+    // the one after it.
+    let b = whole(&mut cache);
+    cache.admit((1, 4), b);
+    assert_eq!(cache.len(), 3);
+    drop(only);
+    let b = whole(&mut cache);
+    cache.admit((1, 5), b);
+    assert_eq!(cache.used(), 3 * BYTES, "the list went once nobody held it");
+    assert!(cache.lookup((1, 0)).is_none());
+    assert!(cache.lookup((1, 2)).is_none(), "evicted while the list was in use");
+    // A union held as a list comes back as its words.
+    cache.remove((1, 3));
+    let mut union = filled(&mut cache, 0);
+    union[2] = 1 << 5;
+    cache.offer_seen(4, 9, Bits::with_positions(union, 1, 4).list_only());
+    assert_eq!(cache.used(), 2 * BYTES + LIST_ENTRY_BYTES + 4);
+    let words = cache.take_seen(4, 9).map(|s| s.into_words().to_vec());
+    assert_eq!(words, Some(vec![0, 0, 1 << 5, 0]));
 }

@@ -321,10 +321,15 @@ impl<'a> Task<'a> {
         let words = runner.settle(from_level, gathered);
         let listing = Instant::now();
         totals.other += (listing - settling).as_secs_f64();
-        let output = prepared.map(|(prepared, found)| Output {
-            shard,
-            bits: Bits::with_positions(words, found, runner.ctx.position_limit()),
-            prepared,
+        let output = prepared.map(|(prepared, found)| {
+            let bits = Bits::with_positions(words, found, runner.ctx.position_limit());
+            Output {
+                shard,
+                // A sparse output compressed is written and kept as its
+                // list: the slot goes back at once, for the next shard.
+                bits: if prepared.needs_words() { bits } else { bits.list_only() },
+                prepared,
+            }
         });
         totals.write += listing.elapsed().as_secs_f64();
         Ok(output)

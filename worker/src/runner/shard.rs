@@ -20,19 +20,46 @@ pub(super) struct Gathered {
     /// made from it.
     seen: Option<Slot>,
     /// `F_{d-1}(B)` when no union is at hand.
-    before: Option<Bits>,
+    before: Option<Fetched>,
     /// `F_{d-2}(B) ∪ F_{d-1}(B)` when no union is at hand and level `d - 2`
     /// is still on disk: bottom-up then does not probe the states of depth
     /// `d - 2`, which cannot be hit. On the 4×4 Loopover's depth 13 they
     /// were more than half the states left unseen by `F_11 ∪ F_12`.
     wider: Option<Slot>,
-    current: Bits,
+    current: Fetched,
     sources: Vec<(u64, Bits)>,
     /// Where `F_{d+1}(B)` goes.
     pub output: Slot,
 }
 
+/// A fetched shard of the target itself, which the kernel reads as words:
+/// the cache's, or laid out here when it holds the shard as a list only.
+struct Fetched {
+    bits: Bits,
+    laid: Option<Slot>,
+}
+
+impl Fetched {
+    fn words(&self) -> &[u64] {
+        match &self.laid {
+            Some(laid) => laid,
+            None => self.bits.words().expect("held with its words, or laid out"),
+        }
+    }
+}
+
 impl TaskRunner {
+    /// `bits` of the target `shard` as words, laid out in a buffer of the
+    /// cache's when held as a list only.
+    fn lay_out(&self, shard: u64, bits: Bits) -> Fetched {
+        if bits.words().is_some() {
+            return Fetched { bits, laid: None };
+        }
+        let mut laid = self.store.lock(shard).cache.buffer();
+        bits.write_into(&mut laid);
+        Fetched { bits, laid: Some(laid) }
+    }
+
     /// The inputs of `F_{d+1}(shard)` (`d` the view's level), from the
     /// cache or the checkpoint, and a buffer for its output; `sources` are
     /// its source shards.
@@ -78,8 +105,10 @@ impl TaskRunner {
         keys.push((from_level, shard));
         keys.extend(sources.iter().map(|&s| (from_level, s)));
         let mut fetched = self.fetch(&keys, stats)?.into_iter();
-        let before = seen.is_none().then(|| fetched.next().expect("fetched"));
-        let current = fetched.next().expect("fetched");
+        let before = seen
+            .is_none()
+            .then(|| self.lay_out(shard, fetched.next().expect("fetched")));
+        let current = self.lay_out(shard, fetched.next().expect("fetched"));
         let sources: Vec<(u64, Bits)> = sources.into_iter().zip(fetched).collect();
         let wider = match (&before, view.older()) {
             (Some(before), Some(older)) => {
@@ -109,15 +138,20 @@ impl TaskRunner {
 
     /// Lets go of a computed shard's inputs: `F_{d-1}(B)` leaves the cache
     /// (no other task reads it) and the next level's union goes in if
-    /// there is room. Returns the output buffer.
+    /// there is room (as a list only when sparse). Returns the output
+    /// buffer.
     pub(super) fn settle(&self, from_level: u32, gathered: Gathered) -> Slot {
         let shard = gathered.shard;
-        // The union and its count are made before the lock is taken.
+        // The union, its count and its list are made before the lock is
+        // taken.
         let current = gathered.current;
         let seen = gathered.seen.map(|mut seen| {
-            seen.iter_mut().zip(current.words()).for_each(|(s, c)| *s |= c);
+            match current.bits.positions() {
+                Some(positions) => cayley_shared::space::bits::set_positions(&mut seen, positions),
+                None => seen.iter_mut().zip(current.words()).for_each(|(s, c)| *s |= c),
+            }
             let count = cayley_shared::space::bits::popcount(&seen);
-            (seen, count)
+            Bits::with_positions(seen, count, self.ctx.position_limit()).list_only()
         });
         // The handles go first, so that the cache can recycle the buffer of
         // `F_{d-1}(B)` instead of unmapping it while this shard still held
@@ -128,8 +162,8 @@ impl TaskRunner {
         if from_level > 0 {
             held.cache.remove((from_level - 1, shard));
         }
-        if let Some((seen, count)) = seen {
-            held.cache.offer_seen(from_level + 1, shard, seen, count);
+        if let Some(union) = seen {
+            held.cache.offer_seen(from_level + 1, shard, union);
         }
         output
     }
@@ -187,7 +221,7 @@ pub(super) fn expand(
             gathered
                 .sources
                 .iter()
-                .map(|(s, w)| (*s, w.words(), w.count(), w.positions()))
+                .map(|(s, w)| (*s, w.words().unwrap_or(&[]), w.count(), w.positions()))
                 .collect(),
         ),
         previous,

@@ -263,7 +263,10 @@ impl TaskRunner {
                 continue;
             }
             match self.load(&reader, index, slot, stats) {
-                Ok(slot) => loaded.push((i, Some(Bits::with_positions(slot, count, self.ctx.position_limit())))),
+                Ok(slot) => {
+                    let bits = Bits::with_positions(slot, count, self.ctx.position_limit()).list_only();
+                    loaded.push((i, Some(bits)))
+                }
                 Err(e) => {
                     let (level, shard) = keys[i];
                     failure = Some(input_error(level, chunk_of(shard), e));

@@ -11,6 +11,7 @@ use super::{Expansion, Step};
 use crate::kernel::task::TaskStats;
 use crate::space::reduced::fiber::FiberMap;
 use rayon::prelude::*;
+use std::borrow::Cow;
 
 /// Rows handed to one thread at a time when a shard is split.
 const ROWS_PER_TASK: usize = 64;
@@ -19,10 +20,13 @@ const ROWS_PER_TASK: usize = 64;
 /// `steps`' sources, trying the steps in the order given; `out` gets them.
 pub(crate) fn expand(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64]) -> TaskStats {
     let rw = task.space.fiber().row_words();
-    let maps: Vec<(&[u64], FiberMap)> = steps
+    // A source held as a list only is laid out here: bottom-up tests its
+    // bits at random. (Listed sources are sparse, so wherever they appear
+    // top-down is usually the cheaper direction.)
+    let maps: Vec<(Cow<[u64]>, FiberMap)> = steps
         .iter()
         .map(|&(g, step, _)| {
-            let source = task.inputs.sources.get(step.source);
+            let source = task.inputs.sources.laid_out(step.source, out.len());
             (source, task.moves.backward(task.space, task.shard, g, step))
         })
         .collect();
@@ -51,7 +55,7 @@ pub(crate) fn expand(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [
 
 /// Clears from `remaining` (rows `first_row..` of the shard) every state
 /// with a predecessor in a source; returns the probes made.
-fn probe(maps: &[(&[u64], FiberMap)], first_row: usize, remaining: &mut [u64], rw: usize) -> u64 {
+fn probe(maps: &[(Cow<[u64]>, FiberMap)], first_row: usize, remaining: &mut [u64], rw: usize) -> u64 {
     let rows = remaining.len() / rw;
     let mut probes = 0u64;
     for (source, map) in maps {

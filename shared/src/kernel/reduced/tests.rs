@@ -126,10 +126,21 @@ fn brute_force(p: &Puzzle, r: &ReducedSpace, shard: u64, inputs: &ShardInputs) -
     out
 }
 
+/// How a test gives the kernel its sources.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Listed {
+    /// Words only.
+    No,
+    /// Words and the list of positions.
+    Also,
+    /// The list only (empty words), as a worker's cache holds sparse shards.
+    Only,
+}
+
 /// Top-down on one thread and on the pool (each reading the sources' words
-/// or their lists of positions), bottom-up on one thread and on the pool,
-/// and the direction `expand_reduced` picks all find what probing every
-/// unseen state's predecessors finds.
+/// or their lists of positions, with or without the words), bottom-up on
+/// one thread and on the pool, and the direction `expand_reduced` picks all
+/// find what probing every unseen state's predecessors finds.
 #[test]
 fn every_direction_finds_what_brute_force_finds() {
     for spec in ["loopover:3x3", "loopover:2x5", "sliding:3x3", SQUARES] {
@@ -158,19 +169,21 @@ fn every_direction_finds_what_brute_force_finds() {
                 .zip(&previous)
                 .map(|(c, p)| c & !p)
                 .collect();
-            // Listed as a worker lists sparse sources (here every one).
+            // Listed as a worker lists sparse sources (here every one),
+            // with their words or (as a worker's cache holds them) without.
             let lists: Vec<Vec<u32>> = sources
                 .iter()
                 .map(|(_, w)| crate::space::bits::positions(w, crate::space::bits::popcount(w)))
                 .collect();
-            let inputs = |split, listed: bool| ShardInputs {
+            let inputs = |split, listed: Listed| ShardInputs {
                 sources: SourceBits::with_counts(
                     sources
                         .iter()
                         .zip(&lists)
                         .map(|((s, w), list)| {
                             let count = crate::space::bits::popcount(w);
-                            (*s, &w[..], count, listed.then_some(&list[..]))
+                            let words = if listed == Listed::Only { &[][..] } else { &w[..] };
+                            (*s, words, count, (listed != Listed::No).then_some(&list[..]))
                         })
                         .collect(),
                 ),
@@ -178,15 +191,18 @@ fn every_direction_finds_what_brute_force_finds() {
                 current: &current,
                 split,
             };
-            let expected = brute_force(&p, &space, shard, &inputs(false, false));
+            let expected = brute_force(&p, &space, shard, &inputs(false, Listed::No));
             let steps: Vec<(usize, Step, u64)> = moves
                 .steps(&space, shard)
                 .into_iter()
                 .enumerate()
-                .filter_map(|(g, s)| s.map(|s| (g, s, inputs(false, false).sources.count(s.source))))
+                .filter_map(|(g, s)| s.map(|s| (g, s, inputs(false, Listed::No).sources.count(s.source))))
                 .collect();
             let sources_total: u64 = steps.iter().map(|s| s.2).sum();
-            for (split, listed) in [(false, false), (true, false), (false, true), (true, true)] {
+            for (split, listed) in [false, true]
+                .into_iter()
+                .flat_map(|split| [Listed::No, Listed::Also, Listed::Only].map(|l| (split, l)))
+            {
                 let inputs = inputs(split, listed);
                 let task = Expansion {
                     space: &space,
@@ -198,7 +214,7 @@ fn every_direction_finds_what_brute_force_finds() {
                 let stats = top_down::expand(&task, &steps, sources_total, &mut out);
                 assert_eq!(
                     out, expected,
-                    "{} shard {}: top-down, split {}, listed {}",
+                    "{} shard {}: top-down, split {}, listed {:?}",
                     spec, shard, split, listed
                 );
                 assert_eq!(
@@ -207,7 +223,11 @@ fn every_direction_finds_what_brute_force_finds() {
                 );
                 let mut out = vec![u64::MAX; space.shard_words()];
                 bottom_up::expand(&task, &steps, &mut out);
-                assert_eq!(out, expected, "{} shard {}: bottom-up, split {}", spec, shard, split);
+                assert_eq!(
+                    out, expected,
+                    "{} shard {}: bottom-up, split {}, listed {:?}",
+                    spec, shard, split, listed
+                );
                 let mut out = vec![u64::MAX; space.shard_words()];
                 let stats = expand_reduced(&space, &moves, shard, &inputs, &mut out, &|_| {});
                 assert_eq!(out, expected, "{} shard {}: expand_reduced", spec, shard);
