@@ -11,7 +11,9 @@
 //! Empty shards (popcount 0, known from a chunk's index) are never stored:
 //! sparse levels cost nothing here. Every buffer comes from the worker's
 //! [`Slab`], so the cache's memory is slots of one mapping, never heap
-//! holes.
+//! holes; a shard with at most one bit in 256 may instead be held as the
+//! list of its bits (on the heap, at most an eighth of a slot, charged to
+//! the budget with its bookkeeping).
 
 use crate::slab::{Slab, Slot};
 use std::collections::{BTreeMap, HashMap};
@@ -29,7 +31,7 @@ const SEEN: u32 = 1 << 31;
 /// number of set bits (known from the chunk index, so nobody counts them)
 /// and, for a sparse shard, their positions. A sparse shard may be held as
 /// its list alone ([`Bits::list_only`]): its slot then goes back to the
-/// slab, and the cache charges the list's bytes only.
+/// slab, and the cache charges the list and its bookkeeping instead.
 #[derive(Clone)]
 pub struct Bits {
     held: Arc<Held>,
