@@ -2,7 +2,8 @@
 # Two builds on a many-core machine in one call of under ten minutes: the 4×4 to depth 8 at
 # every thread and at 2, each build, on cold memory first and then on memory touched once
 # (a fresh VM backs guest memory on first use: docs/history.md, "On 16 cores, measured"),
-# the 2×6 unreduced twice, `--workers 4`, a deeper 4×4 and the 3×5 at every thread.
+# the 2×6 unreduced twice (and once cut into 132 shards), `--workers 4`, a deeper 4×4 and
+# the 3×5 at every thread.
 # It needs only the binaries and python3. Layout: `bench/device-prepare.sh [OLD]` (this tree's
 # build in .dev/bin, OLD's in .dev/old, the first-touch probe, these scripts); then, on the
 # many-core machine with .dev/ copied there (carry: [".dev"]): bash .dev/device-compare.sh
@@ -47,6 +48,11 @@ for t in $N 2 $N 2; do
   tm lo26_new_t$t timeout 60 "$NEW" run loopover:2x6 --no-symmetry --threads $t --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
 done
 tm lo26_old_t$N timeout 60 "$OLD" run loopover:2x6 --no-symmetry --threads $N --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
+# The 2×6 cut into 132 shards instead of 12 (its levels are 12 one-shard tasks by default;
+# on 2 cores both cuts take the same time: docs/history.md, "Sparse shards held as lists only").
+for t in $N 2; do
+  tm lo26sp2_new_t$t timeout 60 "$NEW" run loopover:2x6 --no-symmetry --shard-pieces 2 --threads $t --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
+done
 d8 new_w4 "$NEW" $N --workers 4
 d8 new2_t$N "$NEW" $N
 d8 old2_t$N "$OLD" $N
