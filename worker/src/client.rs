@@ -294,32 +294,47 @@ fn check_same_job(before: &JobSpec, now: &JobSpec, url: &str) -> anyhow::Result<
 /// with one task at a time, fsyncs alone left the 2×6 Loopover's two
 /// threads idle for a third of its time under `--checkpoint-dir`. Tasks
 /// whose chunk gains nothing do not count against them (`windows`).
+///
+/// Lease requests go out without waiting for each other's replies, each
+/// holding a window from the moment it is sent: a sparse level is one
+/// lease, file and report per chunk, and one request at a time made a
+/// worker behind a link of 1 ms round trip take 0.81–0.94 s for each of
+/// the 4×4 Loopover's depths 2–4 (0.49–0.60 s with requests in flight,
+/// `bench/lease-latency.sh`; on 2 threads the windows allow two).
 async fn lease_loop(session: &mut Session, runner: &Arc<TaskRunner>, tasks: &mut u64) -> anyhow::Result<Ended> {
     let mut running: tokio::task::JoinSet<anyhow::Result<TaskEnd>> = tokio::task::JoinSet::new();
+    // Lease requests on their way, each holding the window its task will
+    // compute in (an empty task lets it go).
+    let mut asking: tokio::task::JoinSet<anyhow::Result<(Leased, WindowHold)>> = tokio::task::JoinSet::new();
     let windows = Windows::new(runner.tasks_at_once(), runner.threads());
+    let ids = Ids {
+        worker: session.worker_id,
+        coordinator: session.coordinator_id,
+    };
     // Set by a reply asking to wait: no lease is asked for until then.
     let mut wait_until: Option<tokio::time::Instant> = None;
     let ended = loop {
-        if windows.room(running.len()) && wait_until.is_none() {
-            match lease(session, running.len()).await? {
-                Leased::Task(task) => {
-                    let reporter = Reporter {
-                        client: session.client.clone(),
-                        ids: Ids {
-                            worker: session.worker_id,
-                            coordinator: session.coordinator_id,
-                        },
-                    };
-                    running.spawn(run_task(reporter, runner.clone(), task, windows.hold()));
-                    continue;
-                }
-                Leased::Wait(ms) => {
-                    wait_until = Some(tokio::time::Instant::now() + Duration::from_millis(ms));
-                }
-                Leased::Ended(ended) => break ended,
-            }
+        while windows.room(running.len() + asking.len()) && wait_until.is_none() {
+            let (client, hold, holding) = (session.client.clone(), windows.hold(), running.len());
+            asking.spawn(async move { lease(client, ids, holding).await.map(|leased| (leased, hold)) });
         }
         tokio::select! {
+            Some(asked) = asking.join_next() => {
+                let (leased, hold) = asked??;
+                match leased {
+                    Leased::Task(task) => {
+                        let reporter = Reporter {
+                            client: session.client.clone(),
+                            ids,
+                        };
+                        running.spawn(run_task(reporter, runner.clone(), task, hold));
+                    }
+                    Leased::Wait(ms) => {
+                        wait_until = Some(tokio::time::Instant::now() + Duration::from_millis(ms));
+                    }
+                    Leased::Ended(ended) => break ended,
+                }
+            }
             Some(joined) = running.join_next() => {
                 match joined?? {
                     TaskEnd::Reported => *tasks += 1,
@@ -339,8 +354,12 @@ async fn lease_loop(session: &mut Session, runner: &Arc<TaskRunner>, tasks: &mut
             _ = windows.freed() => {}
         }
     };
-    // The tasks still running belong to a coordinator that is gone or done
-    // with them: their report streams end, so they stop.
+    // Requests still on their way are dropped: the job is over, or the
+    // coordinator is gone or no longer knows this worker, so a lease they
+    // brought back would go to nobody either way. The tasks still running
+    // belong to a coordinator that is gone or done with them: their report
+    // streams end, so they stop.
+    asking.abort_all();
     drain(&mut running).await;
     Ok(match ended {
         Ended::Over(mut summary) => {
@@ -366,13 +385,13 @@ enum Leased {
 
 /// Asks for a task; `holding` tasks are running here already (a worker
 /// that is busy gets no backup copy of another's task).
-async fn lease(session: &mut Session, holding: usize) -> anyhow::Result<Leased> {
+async fn lease(mut client: Client, ids: Ids, holding: usize) -> anyhow::Result<Leased> {
     let request = LeaseRequest {
-        worker_id: session.worker_id,
-        coordinator_id: session.coordinator_id,
+        worker_id: ids.worker,
+        coordinator_id: ids.coordinator,
         running_tasks: holding as u32,
     };
-    let reply = match tokio::time::timeout(CALL_TIMEOUT, session.client.lease(request)).await {
+    let reply = match tokio::time::timeout(CALL_TIMEOUT, client.lease(request)).await {
         Ok(Ok(r)) => r.into_inner(),
         Ok(Err(status)) if status.code() == tonic::Code::NotFound => {
             return Ok(Leased::Ended(Ended::Forgotten(status.message().to_string())))
@@ -385,7 +404,7 @@ async fn lease(session: &mut Session, holding: usize) -> anyhow::Result<Leased> 
         Some(lease_reply::Reply::Task(task)) => Leased::Task(task),
         Some(lease_reply::Reply::WaitMs(ms)) => Leased::Wait(ms as u64),
         Some(lease_reply::Reply::Over(over)) => Leased::Ended(Ended::Over(WorkerSummary {
-            worker_id: session.worker_id,
+            worker_id: ids.worker,
             tasks: 0,
             finished: over.finished,
             reason: over.reason,
