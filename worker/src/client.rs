@@ -313,8 +313,18 @@ async fn lease_loop(session: &mut Session, runner: &Arc<TaskRunner>, tasks: &mut
     };
     // Set by a reply asking to wait: no lease is asked for until then.
     let mut wait_until: Option<tokio::time::Instant> = None;
+    // A request that found the coordinator gone while others are still on
+    // their way: they are waited for, since one of them may bring the end
+    // of the job (the coordinator exits once it has told this worker so,
+    // which cuts off the requests sent after that one).
+    let mut losing: Option<Ended> = None;
     let ended = loop {
-        while windows.room(running.len() + asking.len()) && wait_until.is_none() {
+        if asking.is_empty() {
+            if let Some(lost) = losing.take() {
+                break lost;
+            }
+        }
+        while losing.is_none() && windows.room(running.len() + asking.len()) && wait_until.is_none() {
             let (client, hold, holding) = (session.client.clone(), windows.hold(), running.len());
             asking.spawn(async move { lease(client, ids, holding).await.map(|leased| (leased, hold)) });
         }
@@ -332,7 +342,10 @@ async fn lease_loop(session: &mut Session, runner: &Arc<TaskRunner>, tasks: &mut
                     Leased::Wait(ms) => {
                         wait_until = Some(tokio::time::Instant::now() + Duration::from_millis(ms));
                     }
-                    Leased::Ended(ended) => break ended,
+                    Leased::Ended(over @ Ended::Over(_)) => break over,
+                    Leased::Ended(lost) => {
+                        losing.get_or_insert(lost);
+                    }
                 }
             }
             Some(joined) = running.join_next() => {
