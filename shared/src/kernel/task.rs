@@ -112,8 +112,9 @@ impl<'a> SourceBits<'a> {
         self.entries[position].words
     }
 
-    /// The words of source shard `shard`. Asking for a shard that is not a
-    /// source of the task is a bug in the caller's source list.
+    /// The words of source shard `shard` (empty for a source given as its
+    /// list only). Asking for a shard that is not a source of the task is a
+    /// bug in the caller's source list.
     #[inline]
     pub fn get(&self, shard: u64) -> &'a [u64] {
         self.find(shard).words
