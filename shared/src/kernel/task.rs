@@ -125,7 +125,7 @@ impl<'a> SourceBits<'a> {
     pub fn laid_out(&self, shard: u64, words: usize) -> std::borrow::Cow<'a, [u64]> {
         let source = self.find(shard);
         match (source.words, source.positions) {
-            ([], Some(positions)) if words > 0 => {
+            ([], Some(positions)) => {
                 let mut laid = vec![0; words];
                 crate::space::bits::set_positions(&mut laid, positions);
                 std::borrow::Cow::Owned(laid)
