@@ -60,6 +60,7 @@ fn probe(maps: &[(Cow<[u64]>, FiberMap)], first_row: usize, remaining: &mut [u64
     let mut probes = 0u64;
     for (source, map) in maps {
         for ((base, table), row) in map.rows().skip(first_row).take(rows).zip(remaining.chunks_mut(rw)) {
+            let table = table.whole().expect("bottom-up maps have whole rows");
             for (w, rem) in row.iter_mut().enumerate() {
                 let mut bits = *rem;
                 let mut hit = 0u64;

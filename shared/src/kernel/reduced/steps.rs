@@ -11,7 +11,7 @@
 
 use crate::puzzle::perm::Perm;
 use crate::puzzle::Puzzle;
-use crate::space::reduced::fiber::FiberMap;
+use crate::space::reduced::fiber::{FiberMap, MapForm};
 use crate::space::reduced::keys::{map_mask, Key, MAX_BLOCKS};
 use crate::space::reduced::ReducedSpace;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -194,7 +194,7 @@ impl ReducedMoves {
     pub(crate) fn backward(&self, space: &ReducedSpace, shard: u64, g: usize, step: Step) -> FiberMap {
         let sym = &space.symmetries;
         let f = sym.slots[step.symmetry].after(&self.inverse[g]);
-        let (map, target) = space.fiber_map(&space.key(shard), &f, &sym.pieces[step.symmetry]);
+        let (map, target) = space.fiber_map(&space.key(shard), &f, &sym.pieces[step.symmetry], MapForm::Rows);
         debug_assert_eq!(
             target[..space.fiber().blocks()],
             space.key(step.source)[..space.fiber().blocks()]
@@ -202,13 +202,20 @@ impl ReducedMoves {
         map
     }
 
-    /// Top-down map of move `g`: a stored state of the source shard to its
-    /// successor in `shard`.
-    pub(crate) fn forward_map(&self, space: &ReducedSpace, shard: u64, g: usize, step: Step) -> FiberMap {
+    /// Top-down map of move `g`, in the form `form`: a stored state of the
+    /// source shard to its successor in `shard`.
+    pub(crate) fn forward_map(
+        &self,
+        space: &ReducedSpace,
+        shard: u64,
+        g: usize,
+        step: Step,
+        form: MapForm,
+    ) -> FiberMap {
         let sym = &space.symmetries;
         let f = self.forward[g].after(&sym.slots[step.symmetry].inverse());
         let g_pieces = sym.pieces[step.symmetry].inverse();
-        let (map, target) = space.fiber_map(&space.key(step.source), &f, &g_pieces);
+        let (map, target) = space.fiber_map(&space.key(step.source), &f, &g_pieces, form);
         debug_assert_eq!(
             target[..space.fiber().blocks()],
             space.key(shard)[..space.fiber().blocks()]

@@ -6,6 +6,7 @@
 use super::*;
 use crate::kernel::task::SourceBits;
 use crate::puzzle::{Metric, Puzzle};
+use crate::space::reduced::fiber::MapForm;
 use crate::space::reduced::test_support::{space, walk, SQUARES};
 use proptest::prelude::*;
 
@@ -81,8 +82,10 @@ proptest! {
             let z_index = r.fiber().encode(&z, &key);
             let back = moves.backward(&r, shard, g, step);
             prop_assert_eq!(back.apply(y_index, row_bits), z_index);
-            let forth = moves.forward_map(&r, shard, g, step);
-            prop_assert_eq!(forth.apply(z_index, row_bits), y_index);
+            for form in [MapForm::Rows, MapForm::Digits] {
+                let forth = moves.forward_map(&r, shard, g, step, form);
+                prop_assert_eq!(forth.apply(z_index, row_bits), y_index, "{:?}", form);
+            }
             let _ = (z_word, z_bit);
         }
     }

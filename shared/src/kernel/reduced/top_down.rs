@@ -3,7 +3,7 @@
 
 use super::{Expansion, Step};
 use crate::kernel::task::TaskStats;
-use crate::space::reduced::fiber::FiberMap;
+use crate::space::reduced::fiber::{FiberMap, MapForm, RowTable};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -44,20 +44,23 @@ fn mark_here(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64]) ->
     let rw = task.space.fiber().row_words();
     let mut evaluations = 0u64;
     for &(g, step, count) in steps {
-        let map = task.moves.forward_map(task.space, task.shard, g, step);
         let mut mark = |t: u64| out[(t >> 6) as usize] |= 1u64 << (t & 63);
         if let Some(positions) = task.inputs.sources.positions(step.source) {
+            let map = task.moves.forward_map(task.space, task.shard, g, step, MapForm::Digits);
             evaluations += mark_words(&map, rw, listed_words(positions), &mut mark);
             continue;
         }
         let source = task.inputs.sources.get(step.source);
         if count * SPARSE_WORDS_PER_BIT < source.len() as u64 {
+            let map = task.moves.forward_map(task.space, task.shard, g, step, MapForm::Digits);
             evaluations += mark_words(&map, rw, nonzero_words(source), &mut mark);
             continue;
         }
+        let map = task.moves.forward_map(task.space, task.shard, g, step, MapForm::Rows);
         for ((base, table), words) in map.rows().zip(source.chunks(rw)) {
+            let table = whole(table);
             for (w, &word) in words.iter().enumerate() {
-                evaluations += for_each_successor(base, table, w, word, &mut mark);
+                evaluations += for_each_successor(base, |c| table[c], w, word, &mut mark);
             }
         }
     }
@@ -99,14 +102,15 @@ fn listed_words(positions: &[u32]) -> impl Iterator<Item = (usize, u64)> + '_ {
 fn mark_words(map: &FiberMap, rw: usize, words: impl Iterator<Item = (usize, u64)>, mark: &mut impl FnMut(u64)) -> u64 {
     let mut evaluations = 0u64;
     let mut current_row = usize::MAX;
-    let (mut base, mut table) = (0u64, &[][..]);
+    let mut row_map: Option<(u64, RowTable)> = None;
     for (index, word) in words {
         let row = index / rw;
         if row != current_row {
-            (base, table) = map.row(row as u64);
+            row_map = Some(map.row(row as u64));
             current_row = row;
         }
-        evaluations += for_each_successor(base, table, index % rw, word, &mut *mark);
+        let (base, table) = row_map.expect("set at the first word");
+        evaluations += for_each_successor(base, |c| table.at(c), index % rw, word, &mut *mark);
     }
     evaluations
 }
@@ -121,14 +125,15 @@ fn mark_pooled(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64]) 
         marks[(t >> 6) as usize].fetch_or(1u64 << (t & 63), Ordering::Relaxed);
     };
     for &(g, step, _) in steps {
-        let map: FiberMap = task.moves.forward_map(task.space, task.shard, g, step);
         if let Some(positions) = task.inputs.sources.positions(step.source) {
             // A listed source is a few thousand states at most: one thread.
+            let map = task.moves.forward_map(task.space, task.shard, g, step, MapForm::Digits);
             let mut marker = mark;
             let applied = mark_words(&map, rw, listed_words(positions), &mut marker);
             evaluations.fetch_add(applied, Ordering::Relaxed);
             continue;
         }
+        let map = task.moves.forward_map(task.space, task.shard, g, step, MapForm::Rows);
         let source = task.inputs.sources.get(step.source);
         source
             .par_chunks(rw)
@@ -139,9 +144,10 @@ fn mark_pooled(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64]) 
                     return;
                 }
                 let (base, table) = map.row(row as u64);
+                let table = whole(table);
                 let mut applied = 0u64;
                 for (w, &word) in words.iter().enumerate() {
-                    applied += for_each_successor(base, table, w, word, mark);
+                    applied += for_each_successor(base, |c| table[c], w, word, mark);
                 }
                 evaluations.fetch_add(applied, Ordering::Relaxed);
             });
@@ -153,13 +159,21 @@ fn mark_pooled(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64]) 
 }
 
 /// Calls `mark` with the successor of each state set in `word`, word `w`
-/// of a source row whose map row is `(base, table)`; returns how many.
+/// of a source row whose map row has base `base` and inner contributions
+/// `inner`; returns how many.
 #[inline]
-fn for_each_successor(base: u64, table: &[u64], w: usize, word: u64, mut mark: impl FnMut(u64)) -> u64 {
+fn for_each_successor(base: u64, inner: impl Fn(usize) -> u64, w: usize, word: u64, mut mark: impl FnMut(u64)) -> u64 {
     let mut bits = word;
     while bits != 0 {
-        mark(base + table[w * 64 + bits.trailing_zeros() as usize]);
+        mark(base + inner(w * 64 + bits.trailing_zeros() as usize));
         bits &= bits - 1;
     }
     u64::from(word.count_ones())
+}
+
+/// The whole-row table of a map built as [`MapForm::Rows`], which every
+/// row of such a map has.
+#[inline]
+fn whole<'a>(table: RowTable<'a>) -> &'a [u64] {
+    table.whole().expect("a map of whole rows")
 }

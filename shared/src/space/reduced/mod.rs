@@ -26,7 +26,7 @@ pub mod tables;
 use crate::puzzle::perm::Perm;
 use crate::puzzle::symmetry::Symmetries;
 use crate::puzzle::Puzzle;
-use fiber::{FiberLayout, FiberMap};
+use fiber::{FiberLayout, FiberMap, MapForm};
 use keys::{Key, KeySpace};
 use std::sync::Arc;
 use tables::TableCache;
@@ -214,8 +214,8 @@ impl ReducedSpace {
 
     /// The state map `z[g(i)] = f(y[i])` on the fiber of `source`, and the
     /// key it maps to.
-    pub(crate) fn fiber_map(&self, source: &Key, f: &Perm, g: &Perm) -> (FiberMap, Key) {
-        FiberMap::new(&self.fiber, &self.tables, source, f, g)
+    pub(crate) fn fiber_map(&self, source: &Key, f: &Perm, g: &Perm, form: MapForm) -> (FiberMap, Key) {
+        FiberMap::new(&self.fiber, &self.tables, source, f, g, form)
     }
 
     /// Most memory the shared fiber-map tables can take with `moves` moves:
@@ -257,7 +257,10 @@ impl ReducedSpace {
         let fixed: u64 = stabilizer
             .iter()
             .map(|&k| {
-                let (map, _) = self.fiber_map(&key, &self.symmetries.slots[k], &self.symmetries.pieces[k]);
+                // Digit tables: a row table per symmetry and key would be
+                // built for the few states of most shards.
+                let form = MapForm::Digits;
+                let (map, _) = self.fiber_map(&key, &self.symmetries.slots[k], &self.symmetries.pieces[k], form);
                 map.fixed_points(words, self.fiber.row_words())
             })
             .sum();
