@@ -166,13 +166,13 @@ impl Space {
         }
     }
 
-    /// Classes of states under the symmetries among the set bits `words` of
-    /// `shard` (the popcount without reduction).
-    pub fn classes_in(&self, shard: u64, words: &[u64]) -> u64 {
+    /// Classes of states under the symmetries among the `popcount` set
+    /// bits `words` of `shard` (`popcount` itself without reduction).
+    pub fn classes_in(&self, shard: u64, words: &[u64], popcount: u64) -> u64 {
         match self {
-            Space::Reduced(r) => r.classes_in(shard, words),
+            Space::Reduced(r) => r.classes_in(shard, words, popcount),
             Space::Oriented(o) => o.classes_in(shard, words),
-            _ => crate::space::bits::popcount(words),
+            _ => popcount,
         }
     }
 

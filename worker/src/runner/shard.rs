@@ -242,7 +242,7 @@ pub(super) fn prepare(
     let prepared = PreparedShard::new(output)?;
     let classes = match found {
         0 => 0,
-        _ => runner.ctx.job.space.classes_in(shard, output),
+        _ => runner.ctx.job.space.classes_in(shard, output, prepared.popcount()),
     };
     Ok((prepared, classes))
 }

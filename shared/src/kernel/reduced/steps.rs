@@ -31,6 +31,10 @@ pub struct ReducedMoves {
     inverse: Vec<Perm>,
     /// Legal only while piece `.0` is in slot `.1`.
     guards: Vec<Option<(usize, usize)>>,
+    /// The inverse of each symmetry on slots and on pieces (a top-down map
+    /// per source of a few states inverted two permutations anew).
+    slot_inverses: Vec<Perm>,
+    piece_inverses: Vec<Perm>,
     table: Option<StepTable>,
     /// What the running level's expansions cost, for the choice of direction.
     pub costs: super::direction::DirectionCosts,
@@ -94,6 +98,8 @@ impl ReducedMoves {
                 .iter()
                 .map(|m| m.guard.map(|g| (g.piece, g.slot)))
                 .collect(),
+            slot_inverses: space.symmetries.slots.iter().map(Perm::inverse).collect(),
+            piece_inverses: space.symmetries.pieces.iter().map(Perm::inverse).collect(),
             table: StepTable::new(space, puzzle.moves.len()),
             costs: Default::default(),
         }
@@ -212,10 +218,9 @@ impl ReducedMoves {
         step: Step,
         form: MapForm,
     ) -> FiberMap {
-        let sym = &space.symmetries;
-        let f = self.forward[g].after(&sym.slots[step.symmetry].inverse());
-        let g_pieces = sym.pieces[step.symmetry].inverse();
-        let (map, target) = space.fiber_map(&space.key(step.source), &f, &g_pieces, form);
+        let f = self.forward[g].after(&self.slot_inverses[step.symmetry]);
+        let g_pieces = &self.piece_inverses[step.symmetry];
+        let (map, target) = space.fiber_map(&space.key(step.source), &f, g_pieces, form);
         debug_assert_eq!(
             target[..space.fiber().blocks()],
             space.key(shard)[..space.fiber().blocks()]
