@@ -55,8 +55,20 @@ impl Bits {
     /// computed the shard, while its words are in that core's cache: see
     /// `SearchContext::position_limit`).
     pub fn with_positions(words: Slot, count: u64, limit: u64) -> Bits {
-        let positions = (count > 0 && count <= limit)
-            .then(|| cayley_shared::space::bits::positions(&words, count).into_boxed_slice());
+        Bits::with_listed_positions(words, count, limit, None)
+    }
+
+    /// [`Self::with_positions`] where `listed` may already hold the
+    /// positions (those of a shard written as its list).
+    pub fn with_listed_positions(words: Slot, count: u64, limit: u64, listed: Option<Vec<u32>>) -> Bits {
+        let positions = (count > 0 && count <= limit).then(|| {
+            listed
+                .unwrap_or_else(|| cayley_shared::space::bits::positions(&words, count))
+                .into_boxed_slice()
+        });
+        debug_assert!(positions
+            .as_deref()
+            .is_none_or(|p| p == cayley_shared::space::bits::positions(&words, count)));
         Bits::listed(words, count, positions)
     }
 

@@ -21,13 +21,15 @@
 //! | 80..96 | reserved (0) |
 //!
 //! Then the index, 32 bytes per shard (offset, length, popcount, xxh3-64 of
-//! the shard's uncompressed words), then each non-empty shard's words:
-//! zstd frames of at most [`FRAME_BYTES`] of them, or, when between a fifth
-//! and four fifths of its bits are set ([`stored_raw`]) or whenever zstd
-//! does not make them smaller, the words as they are: a length equal to
-//! the shard's size means raw words, and compressed shards are always
-//! shorter than that. An empty shard has length 0 and no
-//! frame: sparse levels cost only their index.
+//! the shard's stored bytes when it is a list, else of its uncompressed
+//! words), then each non-empty shard: from version 4, when at most one bit
+//! in [`list::LIST_DENSITY`] is set, the list of its set bits (see
+//! [`list`]); else zstd frames of at most [`FRAME_BYTES`] of its words, or,
+//! when between a fifth and four fifths of its bits are set
+//! ([`stored_raw`]) or whenever zstd does not make them smaller, the words
+//! as they are: a length equal to the shard's size means raw words, and
+//! compressed shards and lists are always shorter than that. An empty
+//! shard has length 0 and no frame: sparse levels cost only their index.
 //!
 //! Files are written to a unique temporary name, fsynced, renamed, and the
 //! directory fsynced, so a reader sees either nothing or the whole file and
@@ -44,13 +46,17 @@ use thiserror::Error;
 /// File magic.
 pub const MAGIC: &[u8; 8] = b"CAYLEYCK";
 /// Version of this layout; files of a newer version, or older than
-/// [`OLDEST_READABLE_VERSION`], are refused. Version 3
-/// added shards stored raw.
-pub const FORMAT_VERSION: u32 = 3;
+/// [`OLDEST_READABLE_VERSION`], are refused. Version 3 added shards stored
+/// raw, version 4 sparse shards stored as lists.
+pub const FORMAT_VERSION: u32 = 4;
 
-/// Version 2 files (every shard compressed) still read: a checkpoint
-/// written before raw shards resumes and gives its result.
+/// Version 2 files (every shard compressed) and version 3 files (no lists)
+/// still read: a checkpoint written by an earlier build resumes and gives
+/// its result.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
+
+/// The first version whose shards may be lists.
+const LISTS_VERSION: u32 = 4;
 
 /// Bytes of the header.
 pub const HEADER_LEN: usize = 96;
@@ -318,8 +324,10 @@ pub struct PreparedShard {
     words: usize,
     popcount: u64,
     checksum: u64,
-    /// The zstd frames; `None` when the raw words are stored.
+    /// The zstd frames, or the list; `None` when the raw words are stored.
     frames: Option<Vec<Vec<u8>>>,
+    /// The positions of the set bits of a shard stored as their list.
+    positions: Option<Vec<u32>>,
 }
 
 impl PreparedShard {
@@ -329,8 +337,8 @@ impl PreparedShard {
         self.popcount > 0 && self.frames.is_none()
     }
 
-    /// Counts, checksums and (unless stored raw) compresses `words`, the
-    /// frames in parallel on the caller's rayon pool.
+    /// Counts, checksums and (unless stored raw) lists or compresses
+    /// `words`, the frames in parallel on the caller's rayon pool.
     pub fn new(words: &[u64]) -> io::Result<PreparedShard> {
         let popcount = crate::space::bits::popcount(words);
         let mut prepared = PreparedShard {
@@ -338,8 +346,17 @@ impl PreparedShard {
             popcount,
             checksum: 0,
             frames: None,
+            positions: None,
         };
         if popcount == 0 {
+            return Ok(prepared);
+        }
+        if list::listed(popcount, words.len() as u64 * 64) {
+            let positions = crate::space::bits::positions(words, popcount);
+            let bytes = list::encode(&positions);
+            prepared.checksum = xxhash_rust::xxh3::xxh3_64(&bytes);
+            prepared.frames = Some(vec![bytes]);
+            prepared.positions = Some(positions);
             return Ok(prepared);
         }
         let bytes = payload_bytes(words);
@@ -366,6 +383,13 @@ impl PreparedShard {
     /// Set bits of the shard.
     pub fn popcount(&self) -> u64 {
         self.popcount
+    }
+
+    /// The positions of the shard's set bits, when it is stored as their
+    /// list (taken: a caller keeps them as the shard's list instead of
+    /// listing its words again).
+    pub fn take_positions(&mut self) -> Option<Vec<u32>> {
+        self.positions.take()
     }
 }
 
@@ -542,6 +566,7 @@ pub fn write_chunk<'a>(
     writer.finish()
 }
 
+pub mod list;
 mod reader;
 pub use reader::{read_chunk_header, verify_chunk, ChunkReader};
 

@@ -321,8 +321,9 @@ impl<'a> Task<'a> {
         let words = runner.settle(from_level, gathered);
         let listing = Instant::now();
         totals.other += (listing - settling).as_secs_f64();
-        let output = prepared.map(|(prepared, found)| {
-            let bits = Bits::with_positions(words, found, runner.ctx.position_limit());
+        let output = prepared.map(|(mut prepared, found)| {
+            let listed = prepared.take_positions();
+            let bits = Bits::with_listed_positions(words, found, runner.ctx.position_limit(), listed);
             Output {
                 shard,
                 // A sparse output compressed is written and kept as its

@@ -2,7 +2,7 @@
 //! once and then shards one at a time (each frame checked against its
 //! index entry), or everything ([`verify_chunk`]).
 
-use super::{u64_at, ChunkHeader, ChunkId, FormatError, ShardEntry, ENTRY_LEN, HEADER_LEN};
+use super::{list, u64_at, ChunkHeader, ChunkId, FormatError, ShardEntry, ENTRY_LEN, HEADER_LEN, LISTS_VERSION};
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
@@ -141,6 +141,11 @@ impl ChunkReader {
             self.file
                 .read_exact_at(frame, e.offset)
                 .map_err(|err| FormatError::io(&self.path, err))?;
+            if let Some(positions) = self.list_of(e, frame).map_err(corrupt)? {
+                out.fill(0);
+                crate::space::bits::set_positions(out, &positions);
+                return Ok(e.length);
+            }
             let n = decompress_frame(frame, bytes).map_err(|err| corrupt(err.to_string()))?;
             if n != bytes.len() {
                 return Err(corrupt(format!("{} bytes, expected {}", n, bytes.len())));
@@ -153,6 +158,18 @@ impl ChunkReader {
             return Err(corrupt("popcount mismatch".into()));
         }
         Ok(e.length)
+    }
+
+    /// The positions a shard's stored bytes `stored` list, checked against
+    /// its index entry `e`; `None` when the shard is not a list.
+    fn list_of(&self, e: ShardEntry, stored: &[u8]) -> Result<Option<Vec<u32>>, String> {
+        if self.header.version < LISTS_VERSION || !list::is_list(stored) {
+            return Ok(None);
+        }
+        if xxhash_rust::xxh3::xxh3_64(stored) != e.checksum {
+            return Err("checksum mismatch".into());
+        }
+        list::decode(stored, e.popcount, self.header.id.shard_words * 64).map(Some)
     }
 
     /// Words `at` (ascending word numbers) of shard number `i`, reading
@@ -194,6 +211,9 @@ impl ChunkReader {
         }
         let mut frames = vec![0u8; e.length as usize];
         self.file.read_exact_at(&mut frames, e.offset).map_err(io)?;
+        if let Some(positions) = self.list_of(e, &frames).map_err(corrupt)? {
+            return Ok(words_of_list(&positions, at));
+        }
         let mut values = Vec::with_capacity(at.len());
         let mut rest = &frames[..];
         // Word number of the current frame's first word.
@@ -241,6 +261,21 @@ impl ChunkReader {
         }
         Ok(())
     }
+}
+
+/// Words `at` (ascending word numbers) of the shard whose set bits are
+/// `positions` (ascending).
+fn words_of_list(positions: &[u32], at: &[u32]) -> Vec<u64> {
+    let mut rest = positions;
+    at.iter()
+        .map(|&w| {
+            // Positions before this word are skipped for good: `at` ascends.
+            let start = rest.partition_point(|&p| p / 64 < w);
+            rest = &rest[start..];
+            let end = rest.partition_point(|&p| p / 64 == w);
+            rest[..end].iter().fold(0u64, |word, &p| word | 1 << (p % 64))
+        })
+        .collect()
 }
 
 /// Opens and fully verifies a chunk file; returns its header.

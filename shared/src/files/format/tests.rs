@@ -61,6 +61,48 @@ fn roundtrip_shard_by_shard() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
 
+/// A shard of at most one set bit in 64 is stored as its list: it reads
+/// back whole or word by word, verifies, and a flipped bit of the list is
+/// caught by its checksum; one bit more and it is compressed.
+#[test]
+fn sparse_shards_are_stored_as_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let words = 500;
+    let bits = words as u64 * 64;
+    let chunk = ChunkId {
+        shard_words: words as u64,
+        ..id(1, 2)
+    };
+    let mut most = vec![0u64; words];
+    for p in (0..bits).step_by(64).take((bits / list::LIST_DENSITY) as usize) {
+        let p = p + p % 61;
+        most[(p / 64) as usize] |= 1 << (p % 64);
+    }
+    let mut over = most.clone();
+    over[3] |= 1 << 40;
+    let path = dir.path().join("c");
+    write_and_read_back(&path, chunk, &[&most[..], &over[..]]);
+    let stored = |i: usize| {
+        let reader = ChunkReader::open(&path, &chunk).unwrap();
+        let e = reader.entries()[i];
+        std::fs::read(&path).unwrap()[e.offset as usize..(e.offset + e.length) as usize].to_vec()
+    };
+    assert!(list::is_list(&stored(0)), "one bit in 64: a list");
+    assert!(!list::is_list(&stored(1)), "one more: compressed");
+    let mut out = vec![0u64; words];
+    PreparedShard::new(&most)
+        .map(|mut p| assert_eq!(p.take_positions().unwrap().len(), 500))
+        .unwrap();
+    let reader = ChunkReader::open(&path, &chunk).unwrap();
+    let at = reader.entries()[0].offset as usize + list::LIST_MAGIC.len() + 7;
+    let mut bad = std::fs::read(&path).unwrap();
+    bad[at] ^= 0x01;
+    std::fs::write(&path, &bad).unwrap();
+    let err = reader.read_shard(0, &mut out).unwrap_err();
+    assert!(err.to_string().contains("checksum mismatch"), "{}", err);
+    assert!(reader.read_words(0, &[1]).is_err());
+}
+
 #[test]
 fn sparse_chunks_are_tiny() {
     let dir = tempfile::tempdir().unwrap();
@@ -256,14 +298,23 @@ fn shards_that_do_not_compress_read_back() {
     }
 }
 
-/// Files of version 2 (before raw shards) still read; older and newer
-/// versions are refused by name.
+/// Files of version 2 (before raw shards) and 3 (before lists) still
+/// read; older and newer versions are refused by name.
 #[test]
-fn version_2_files_read_and_others_are_refused() {
+fn version_2_and_3_files_read_and_others_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c");
-    let shards = sample();
-    write_sample(&path);
+    // Shards an older writer wrote alike: compressed (one bit in 32 set:
+    // not a list) and empty.
+    let mut sparse = vec![0u64; 500];
+    for (w, word) in sparse.iter_mut().enumerate() {
+        *word = 0b101 << (w % 60);
+    }
+    let shards = [sparse, vec![0u64; 500]];
+    write_chunk(&path, id(2, 2), shards.iter().map(|s| &s[..]), WriteOptions::DURABLE).unwrap();
+    assert!(!list::is_list(
+        &std::fs::read(&path).unwrap()[HEADER_LEN + 2 * ENTRY_LEN..]
+    ));
     let with_version = |version: u32| {
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[8..12].copy_from_slice(&version.to_le_bytes());
@@ -273,15 +324,18 @@ fn version_2_files_read_and_others_are_refused() {
         std::fs::write(&other, &bytes).unwrap();
         other
     };
-    let old = with_version(2);
-    let reader = ChunkReader::open(&old, &id(2, 3)).unwrap();
-    assert_eq!(reader.header().version, 2);
-    let mut out = vec![0u64; 500];
-    // The sparse shard is compressed in both versions and reads back alike.
-    reader.read_shard(0, &mut out).unwrap();
-    assert_eq!(out, shards[0]);
+    for version in [2, 3] {
+        let old = with_version(version);
+        let reader = ChunkReader::open(&old, &id(2, 2)).unwrap();
+        assert_eq!(reader.header().version, version);
+        let mut out = vec![0u64; 500];
+        for (i, shard) in shards.iter().enumerate() {
+            reader.read_shard(i, &mut out).unwrap();
+            assert_eq!(&out, shard);
+        }
+    }
     for version in [1, FORMAT_VERSION + 1] {
-        let Err(err) = ChunkReader::open(&with_version(version), &id(2, 3)) else {
+        let Err(err) = ChunkReader::open(&with_version(version), &id(2, 2)) else {
             panic!("version {} was read", version);
         };
         assert!(
