@@ -340,7 +340,14 @@ impl PreparedShard {
     /// Counts, checksums and (unless stored raw) lists or compresses
     /// `words`, the frames in parallel on the caller's rayon pool.
     pub fn new(words: &[u64]) -> io::Result<PreparedShard> {
-        let popcount = crate::space::bits::popcount(words);
+        PreparedShard::counted(words, crate::space::bits::popcount(words))
+    }
+
+    /// [`Self::new`] of `words` whose set bits the caller has counted:
+    /// `popcount` (a kernel counts its output's; a wrong count is caught
+    /// by every reader, which checks it).
+    pub fn counted(words: &[u64], popcount: u64) -> io::Result<PreparedShard> {
+        debug_assert_eq!(popcount, crate::space::bits::popcount(words));
         let mut prepared = PreparedShard {
             words: words.len(),
             popcount,

@@ -20,10 +20,34 @@ pub fn test_bit(words: &[u64], i: usize) -> bool {
 /// The positions of the `count` set bits of `words`, in order, as a list:
 /// the form in which the kernel reads a sparse source shard. A shard has
 /// fewer than 2^32 bits.
+///
+/// Zero cache lines are skipped with one test, and the scan stops at the
+/// `count`-th bit: listing the 4×4 Loopover's outputs (82 bits in 5,184
+/// words at depth 8) word by word was 7.6% of its time to depth 8.
 pub fn positions(words: &[u64], count: u64) -> Vec<u32> {
+    const LINE: usize = 8;
     let mut list = Vec::with_capacity(count as usize);
-    list.extend(set_bits(words).map(|i| i as u32));
-    debug_assert_eq!(list.len() as u64, count, "count is not the popcount");
+    for (l, line) in words.chunks(LINE).enumerate() {
+        if list.len() as u64 == count {
+            break;
+        }
+        if line.iter().fold(0, |acc, &w| acc | w) == 0 {
+            continue;
+        }
+        for (i, &word) in line.iter().enumerate() {
+            let base = ((l * LINE + i) * 64) as u32;
+            let mut bits = word;
+            while bits != 0 {
+                list.push(base + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+        }
+    }
+    debug_assert_eq!(
+        list,
+        set_bits(words).map(|i| i as u32).collect::<Vec<_>>(),
+        "count is not the popcount"
+    );
     list
 }
 

@@ -231,15 +231,15 @@ pub(super) fn expand(
     Some(ctx.expand(gathered.shard, &inputs, &mut gathered.output, on_unit))
 }
 
-/// A computed output counted, checksummed and compressed for writing, with
-/// its classes of states.
+/// A computed output of `found` set bits (the kernel's count) checksummed
+/// and listed or compressed for writing, with its classes of states.
 pub(super) fn prepare(
     runner: &TaskRunner,
     shard: u64,
     output: &[u64],
     found: u64,
 ) -> std::io::Result<(PreparedShard, u64)> {
-    let prepared = PreparedShard::new(output)?;
+    let prepared = PreparedShard::counted(output, found)?;
     let classes = match found {
         0 => 0,
         _ => runner.ctx.job.space.classes_in(shard, output, prepared.popcount()),
