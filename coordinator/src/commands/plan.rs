@@ -134,7 +134,7 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
         human_bytes(req.disk_bytes(KeepLevels::Every(3))),
         human_bytes(req.disk_last2_bytes)
     );
-    println!("model        kernel timed at each level's densities on random bits, compressed sizes from zstd on random bits (upper bounds); described in coordinator/src/commands/plan/model.rs");
+    println!("model        kernel timed at each level's densities on random bits, file sizes as the chunk writer stores random bits (upper bounds); described in coordinator/src/commands/plan/model.rs");
     Ok(())
 }
 
@@ -194,7 +194,7 @@ fn counted_levels(file: &Path, job: &Job) -> anyhow::Result<Vec<u64>> {
 fn print_calibration(zstd: &[ZstdSample], disk: &DiskRates, dir: &Path) {
     for s in zstd {
         println!(
-            "calibration  zstd at density {:<7} {:.4} of raw, compress {:.0} MB/s, decompress {:.0} MB/s (one core)",
+            "calibration  density {:<7} stored at {:.4} of raw; zstd compresses {:.0} MB/s, decompresses {:.0} MB/s (one core)",
             s.density,
             s.ratio,
             s.compress / 1e6,

@@ -392,6 +392,16 @@ impl PreparedShard {
         self.popcount
     }
 
+    /// Bytes the shard takes in its file (its list, its frames or its raw
+    /// words; 0 when empty).
+    pub fn stored_bytes(&self) -> u64 {
+        match (&self.frames, self.popcount) {
+            (_, 0) => 0,
+            (Some(frames), _) => frames.iter().map(|f| f.len() as u64).sum(),
+            (None, _) => self.words as u64 * 8,
+        }
+    }
+
     /// The positions of the shard's set bits, when it is stored as their
     /// list (taken: a caller keeps them as the shard's list instead of
     /// listing its words again).

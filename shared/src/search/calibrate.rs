@@ -258,13 +258,14 @@ fn thread_cpu_seconds() -> Option<f64> {
     (status == 0).then(|| now.tv_sec as f64 + now.tv_nsec as f64 / 1e9)
 }
 
-/// zstd on a bit array of one density: compressed size and throughput of
-/// one thread.
+/// A bit array of one density as the chunk files store it, and zstd's
+/// throughput on it on one thread.
 #[derive(Clone, Copy, Debug)]
 pub struct ZstdSample {
     /// Fraction of bits set.
     pub density: f64,
-    /// Compressed bytes per raw byte.
+    /// Stored bytes per raw byte, as the chunk writer stores the array
+    /// (a list of its bits when sparse, zstd frames, or raw words).
     pub ratio: f64,
     /// Raw bytes compressed per second.
     pub compress: f64,
@@ -296,9 +297,10 @@ pub fn measure_zstd(densities: &[f64], bytes: usize) -> std::io::Result<Vec<Zstd
             if unpacked != raw {
                 return Err(std::io::Error::other("zstd round trip changed the data"));
             }
+            let stored = crate::files::format::PreparedShard::new(&bits)?.stored_bytes();
             Ok(ZstdSample {
                 density,
-                ratio: packed.len() as f64 / raw.len() as f64,
+                ratio: stored as f64 / raw.len() as f64,
                 compress,
                 decompress,
             })

@@ -18,9 +18,10 @@
 //!   dense levels the last two or three levels, not every earlier one
 //!   (see `known_seen`).
 //! - **Written.** The chunk format: a header per chunk, an index entry per
-//!   shard, and per non-empty shard a zstd frame whose size is zstd's
-//!   ratio on random bits of the shard's density (an upper bound: real
-//!   levels compress better) times the shard.
+//!   shard, and per non-empty shard what the chunk writer stores for
+//!   random bits of the shard's density (a list of its bits when sparse,
+//!   else zstd frames or raw words; an upper bound: real levels compress
+//!   better), as a fraction of the shard.
 //! - **Read.** A worker keeps its own outputs in its cache, so with memory
 //!   for the frontier nothing is read back on one node; on N nodes each
 //!   reads the others' share once. With less memory a share of the input
