@@ -66,8 +66,10 @@ impl PreparedShard {
     }
 
     /// [`Self::new`] of `words` whose set bits the caller has counted:
-    /// `popcount` (a kernel counts its output's; a wrong count is caught
-    /// by every reader, which checks it).
+    /// `popcount` (a kernel counts its output's). A wrong count fails here
+    /// for a shard stored as its list (its positions are all listed and
+    /// counted) and in every reader for the others (a reader checks the
+    /// popcount of the words it reads).
     pub fn counted(words: &[u64], popcount: u64) -> io::Result<PreparedShard> {
         debug_assert_eq!(popcount, crate::space::bits::popcount(words));
         let mut prepared = PreparedShard {
@@ -82,6 +84,13 @@ impl PreparedShard {
         }
         if list::listed(popcount, words.len() as u64 * 64) {
             let positions = crate::space::bits::positions(words, popcount);
+            if positions.len() as u64 != popcount {
+                return Err(io::Error::other(format!(
+                    "a shard counted {} set bits holds {}",
+                    popcount,
+                    positions.len()
+                )));
+            }
             let bytes = list::encode(&positions);
             prepared.checksum = xxhash_rust::xxh3::xxh3_64(&bytes);
             prepared.frames = Some(vec![bytes]);

@@ -93,6 +93,12 @@ fn sparse_shards_are_stored_as_lists() {
     PreparedShard::new(&most)
         .map(|mut p| assert_eq!(p.take_positions().unwrap().len(), 500))
         .unwrap();
+    // A list cannot take a wrong count for the shard's (a reader, checking
+    // the list against the count, would not see the difference).
+    if !cfg!(debug_assertions) {
+        let err = PreparedShard::counted(&most, 499).err().expect("a count one short");
+        assert!(err.to_string().contains("counted 499 set bits holds 500"), "{}", err);
+    }
     let reader = ChunkReader::open(&path, &chunk).unwrap();
     let at = reader.entries()[0].offset as usize + list::LIST_MAGIC.len() + 7;
     let mut bad = std::fs::read(&path).unwrap();
