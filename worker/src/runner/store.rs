@@ -263,8 +263,9 @@ impl TaskRunner {
                 continue;
             }
             match self.load(&reader, index, slot, stats) {
-                Ok(slot) => {
-                    let bits = Bits::with_positions(slot, count, self.ctx.position_limit()).list_only();
+                Ok((slot, listed)) => {
+                    let limit = self.ctx.position_limit();
+                    let bits = Bits::with_listed_positions(slot, count, limit, listed).list_only();
                     loaded.push((i, Some(bits)))
                 }
                 Err(e) => {
@@ -370,19 +371,21 @@ impl TaskRunner {
         }
     }
 
-    /// Reads shard `index` of `reader` into `slot` (verified).
+    /// Reads shard `index` of `reader` into `slot` (verified), with its
+    /// positions when it is stored as their list.
     fn load(
         &self,
         reader: &ChunkReader,
         index: usize,
         mut slot: Slot,
         stats: &mut CacheStats,
-    ) -> Result<Slot, cayley_shared::files::format::FormatError> {
+    ) -> Result<(Slot, Option<Vec<u32>>), cayley_shared::files::format::FormatError> {
         let started = Instant::now();
-        let read = FRAME.with(|frame| reader.read_shard_via(index, &mut slot, &mut frame.borrow_mut()))?;
+        let (read, listed) =
+            FRAME.with(|frame| reader.read_shard_listing(index, &mut slot, &mut frame.borrow_mut()))?;
         stats.load_seconds += started.elapsed().as_secs_f64();
         stats.bytes_read += read;
-        Ok(slot)
+        Ok((slot, listed))
     }
 
     /// ORs `F_level(shard)` into `into`, read past the cache (levels read
@@ -407,7 +410,7 @@ impl TaskRunner {
         }
         let buffer = self.store.lock(shard).cache.buffer();
         let chunk = self.ctx.job.chunking.chunk_of(shard);
-        let buffer = self
+        let (buffer, _) = self
             .load(&reader, index, buffer, stats)
             .map_err(|e| input_error(level, chunk, e))?;
         into.iter_mut().zip(buffer.iter()).for_each(|(u, w)| *u |= w);

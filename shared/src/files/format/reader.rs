@@ -122,11 +122,23 @@ impl ChunkReader {
     /// many shards then allocates (and page-faults) one frame buffer in all
     /// instead of one per shard.
     pub fn read_shard_via(&self, i: usize, out: &mut [u64], frame: &mut Vec<u8>) -> Result<u64, FormatError> {
+        self.read_shard_listing(i, out, frame).map(|(read, _)| read)
+    }
+
+    /// [`ChunkReader::read_shard_via`] that also gives back the positions
+    /// of a shard stored as their list, which a caller keeping the shard's
+    /// list then need not make again from the words.
+    pub fn read_shard_listing(
+        &self,
+        i: usize,
+        out: &mut [u64],
+        frame: &mut Vec<u8>,
+    ) -> Result<(u64, Option<Vec<u32>>), FormatError> {
         let e = self.entries[i];
         assert_eq!(out.len() as u64, self.header.id.shard_words, "shard size");
         if e.length == 0 {
             out.fill(0);
-            return Ok(0);
+            return Ok((0, None));
         }
         let shard = self.header.id.first_shard + i as u64;
         let corrupt = |detail: String| FormatError::corrupt(&self.path, format!("shard {}: {}", shard, detail));
@@ -144,7 +156,7 @@ impl ChunkReader {
             if let Some(positions) = self.list_of(e, frame).map_err(corrupt)? {
                 out.fill(0);
                 crate::space::bits::set_positions(out, &positions);
-                return Ok(e.length);
+                return Ok((e.length, Some(positions)));
             }
             let n = decompress_frame(frame, bytes).map_err(|err| corrupt(err.to_string()))?;
             if n != bytes.len() {
@@ -157,7 +169,7 @@ impl ChunkReader {
         if crate::space::bits::popcount(out) != e.popcount {
             return Err(corrupt("popcount mismatch".into()));
         }
-        Ok(e.length)
+        Ok((e.length, None))
     }
 
     /// The positions a shard's stored bytes `stored` list, checked against
