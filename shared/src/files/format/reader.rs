@@ -2,7 +2,10 @@
 //! once and then shards one at a time (each frame checked against its
 //! index entry), or everything ([`verify_chunk`]).
 
-use super::{list, u64_at, ChunkHeader, ChunkId, FormatError, ShardEntry, ENTRY_LEN, HEADER_LEN, LISTS_VERSION};
+use super::{
+    list, u64_at, ChunkHeader, ChunkId, FormatError, ShardEntry, ENTRY_LEN, HEADER_LEN, HEADER_ONLY_VERSION,
+    LISTS_VERSION,
+};
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
@@ -42,6 +45,9 @@ impl ChunkReader {
         let header = read_header_from(path, &mut file)?;
         header.check(path, expected)?;
         let size = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
+        if header.version >= HEADER_ONLY_VERSION && header.popcount == 0 {
+            return Self::header_only(path, file, header, size);
+        }
         let index_len = ENTRY_LEN as u64 * header.id.shards as u64;
         let data_start = HEADER_LEN as u64 + index_len;
         if data_start > size {
@@ -87,6 +93,24 @@ impl ChunkReader {
             file,
             header,
             entries,
+            size,
+        })
+    }
+
+    /// An empty chunk of version 5 or later: the header must be the whole
+    /// file, and its index checksum that of no bytes.
+    fn header_only(path: &Path, file: File, header: ChunkHeader, size: u64) -> Result<ChunkReader, FormatError> {
+        if size != HEADER_LEN as u64 {
+            return Err(FormatError::corrupt(path, "an empty chunk longer than its header"));
+        }
+        if header.index_checksum != xxhash_rust::xxh3::xxh3_64(&[]) {
+            return Err(FormatError::corrupt(path, "index checksum mismatch"));
+        }
+        Ok(ChunkReader {
+            path: path.into(),
+            file,
+            entries: vec![ShardEntry::default(); header.id.shards as usize],
+            header,
             size,
         })
     }

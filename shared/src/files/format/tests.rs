@@ -124,6 +124,62 @@ fn sparse_chunks_are_tiny() {
     assert!(size < 300, "sparse chunk takes {} bytes", size);
 }
 
+/// From version 5 a chunk without a set bit is its header alone; every
+/// byte of it is checked, and the older form (a header and an index of
+/// empty entries) still reads.
+#[test]
+fn empty_chunks_are_their_header_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c");
+    let zeros = vec![0u64; 500];
+    let (header, size) = write_chunk(
+        &path,
+        id(2, 3),
+        [&zeros[..], &zeros[..], &zeros[..]],
+        WriteOptions::DURABLE,
+    )
+    .unwrap();
+    let good = std::fs::read(&path).unwrap();
+    assert_eq!((size, good.len(), header.popcount), (HEADER_LEN as u64, HEADER_LEN, 0));
+    let read_back = |path: &Path| -> Result<Vec<Vec<u64>>, FormatError> {
+        let reader = ChunkReader::open(path, &id(2, 3))?;
+        assert_eq!(reader.entries(), &[ShardEntry::default(); 3]);
+        let mut out = vec![1u64; 500];
+        (0..3)
+            .map(|i| reader.read_shard(i, &mut out).map(|_| out.clone()))
+            .collect()
+    };
+    assert_eq!(read_back(&path).unwrap(), vec![zeros.clone(); 3]);
+    assert_eq!(verify_chunk(&path, &id(2, 3)).unwrap(), header);
+    for at in 0..HEADER_LEN {
+        let mut bad = good.clone();
+        bad[at] ^= 0x40;
+        std::fs::write(&path, &bad).unwrap();
+        let err = read_back(&path).expect_err(&format!("flipped byte {} went unnoticed", at));
+        assert!(
+            err.is_corruption() && err.to_string().contains(path.to_str().unwrap()),
+            "{}",
+            err
+        );
+    }
+    // An index after the header of an empty version 5 chunk is damage.
+    let mut longer = good.clone();
+    longer.extend_from_slice(&[0u8; 3 * ENTRY_LEN]);
+    std::fs::write(&path, &longer).unwrap();
+    assert!(read_back(&path)
+        .unwrap_err()
+        .to_string()
+        .contains("longer than its header"));
+    // Version 4 wrote the index of an empty chunk: it still reads.
+    longer[8..12].copy_from_slice(&4u32.to_le_bytes());
+    let index = xxhash_rust::xxh3::xxh3_64(&[0u8; 3 * ENTRY_LEN]);
+    longer[64..72].copy_from_slice(&index.to_le_bytes());
+    let own = xxhash_rust::xxh3::xxh3_64(&longer[..72]);
+    longer[72..80].copy_from_slice(&own.to_le_bytes());
+    std::fs::write(&path, &longer).unwrap();
+    assert_eq!(read_back(&path).unwrap(), vec![zeros; 3]);
+}
+
 #[test]
 fn every_damaged_byte_is_caught_and_named() {
     let dir = tempfile::tempdir().unwrap();
@@ -304,10 +360,11 @@ fn shards_that_do_not_compress_read_back() {
     }
 }
 
-/// Files of version 2 (before raw shards) and 3 (before lists) still
-/// read; older and newer versions are refused by name.
+/// Files of version 2 (before raw shards), 3 (before lists) and 4 (before
+/// header-only empty chunks) still read; older and newer versions are
+/// refused by name.
 #[test]
-fn version_2_and_3_files_read_and_others_are_refused() {
+fn versions_2_to_4_read_and_others_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c");
     // Shards an older writer wrote alike: compressed (one bit in 32 set:
@@ -330,7 +387,7 @@ fn version_2_and_3_files_read_and_others_are_refused() {
         std::fs::write(&other, &bytes).unwrap();
         other
     };
-    for version in [2, 3] {
+    for version in [2, 3, 4] {
         let old = with_version(version);
         let reader = ChunkReader::open(&old, &id(2, 2)).unwrap();
         assert_eq!(reader.header().version, version);
