@@ -278,7 +278,8 @@ impl TaskRunner {
         let writer = ChunkWriter::create(&path, self.id(out_level, chunk), self.write).map_err(output_error)?;
         let view = &entered.view;
         let items = items_of(self.ctx.job.chunking.shards_of(chunk), |s| view.gains_nothing(s));
-        if items.iter().all(|item| item.shard.is_none()) {
+        let gains_nothing = items.iter().all(|item| item.shard.is_none());
+        if gains_nothing {
             on_empty();
         }
         // The task runs on the pool's threads: the kernel's and the
@@ -287,9 +288,12 @@ impl TaskRunner {
         // levels, rayon's idle spinning took a fifth of the CPU). Its file
         // is closed here, off the pool, so that an fsync holds up no thread
         // another task could use.
-        let (writer, totals) = self
-            .pool
-            .install(|| Task::new(self, view, &items, writer, on_unit, stop).run())?;
+        let task = Task::new(self, view, &items, writer, on_unit, stop);
+        let (writer, totals) = if gains_nothing {
+            task.run_gaining_nothing()?
+        } else {
+            self.pool.install(|| task.run())?
+        };
         drop(entered);
         let written = Instant::now();
         let (header, file_bytes) = writer.finish().map_err(output_error)?;
