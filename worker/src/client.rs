@@ -491,6 +491,7 @@ async fn run_task(
             units_done: units.load(Ordering::Relaxed),
             units_total,
             states_found: found.load(Ordering::Relaxed),
+            gaining_nothing: Vec::new(),
         }
     };
     // Progress goes out from the start, also while the task waits for the
@@ -499,7 +500,8 @@ async fn run_task(
         .send(update(ids, &task, task_update::Update::Progress(progress())))
         .await;
     let mut compute = tokio::task::spawn_blocking({
-        let (runner, units, found, stop) = (runner.clone(), units.clone(), found.clone(), stop.clone());
+        let (runner, stop, tx, task) = (runner.clone(), stop.clone(), tx.clone(), task);
+        let progress = progress.clone();
         move || {
             runner.compute_chunk_until(
                 task.from_level,
@@ -509,6 +511,16 @@ async fn run_task(
                     found.fetch_add(f, Ordering::Relaxed);
                 },
                 &|| window.release(),
+                // At once, not with the task's result: the coordinator
+                // leases chunks meanwhile, and each it records first is a
+                // task saved.
+                &|others| {
+                    let others = TaskProgress {
+                        gaining_nothing: others,
+                        ..progress()
+                    };
+                    let _ = tx.blocking_send(update(ids, &task, task_update::Update::Progress(others)));
+                },
                 &stop,
             )
         }

@@ -241,7 +241,7 @@ impl TaskRunner {
         chunk: u64,
         on_unit: &(dyn Fn(u64) + Sync),
     ) -> Result<TaskResult, TaskError> {
-        self.compute_chunk_until(from_level, chunk, on_unit, &|| {}, &AtomicBool::new(false))
+        self.compute_chunk_until(from_level, chunk, on_unit, &|| {}, &|_| {}, &AtomicBool::new(false))
     }
 
     /// [`Self::compute_chunk`] that gives up, writing nothing, once `stop`
@@ -250,18 +250,26 @@ impl TaskRunner {
     /// computing what nobody will accept. `on_empty` is called, once the
     /// level's sparse map is known, when no shard of the chunk can gain a
     /// state: the task then holds no window of shards in flight, and the
-    /// client may lease another beside it.
+    /// client may lease another beside it. `on_others_empty` gets, once a
+    /// level and as soon as the map is known, the level's other chunks that
+    /// gain nothing, for the coordinator to record without their tasks
+    /// ([`level::LevelView::take_gaining_nothing`]).
     pub fn compute_chunk_until(
         &self,
         from_level: u32,
         chunk: u64,
         on_unit: &(dyn Fn(u64) + Sync),
         on_empty: &(dyn Fn() + Sync),
+        on_others_empty: &(dyn Fn(Vec<u64>) + Sync),
         stop: &AtomicBool,
     ) -> Result<TaskResult, TaskError> {
         let started = Instant::now();
         self.check_checkpoint_visible()?;
         let entered = self.enter(from_level)?;
+        let others_empty = entered.view.take_gaining_nothing(chunk);
+        if !others_empty.is_empty() {
+            on_others_empty(others_empty);
+        }
         let mut io = TaskIo {
             sources_seconds: started.elapsed().as_secs_f64(),
             idle_seconds: entered.idle_seconds,

@@ -2,6 +2,7 @@
 //! translation of calls into [`JobState`] operations.
 
 use super::state::completion::{check_file, file_is_damaged};
+use super::state::empties::write_empties;
 use super::state::{JobState, Phase, Verdict};
 use cayley_proto::coordinator_server::Coordinator;
 use cayley_proto::{
@@ -70,6 +71,20 @@ impl CoordinatorService {
             Ok((completion, file)) => self.with_state(|s| s.finish_complete(completion, file)),
             Err(e) => Verdict::Rejected(format!("checking the file failed: {}", e)),
         }
+    }
+
+    /// Writes and records the chunks a result reported gaining nothing
+    /// (see `state/empties.rs`), the files outside the state lock.
+    async fn record_empties(&self, from_level: u32, chunks: &[u64]) {
+        let Some(empties) = self.with_state(|s| s.begin_empties(from_level, chunks)) else {
+            return;
+        };
+        let writing = empties.clone();
+        let written = tokio::task::spawn_blocking(move || write_empties(&writing))
+            .await
+            .unwrap_or_else(|e| empties.unwritten(&e.to_string()));
+        // Unwritten chunks go back to the queue: never left to nobody.
+        self.with_state(|s| s.finish_empties(empties, written));
     }
 
     /// Handles a failure; a damaged input is checked outside the lock.
@@ -172,9 +187,21 @@ impl Coordinator for CoordinatorService {
             self.check_coordinator(update.coordinator_id)?;
             lease = Some((update.worker_id, update.lease_id));
             let verdict = match update.update {
-                Some(task_update::Update::Progress(p)) => {
-                    match self.with_state(|s| s.progress(update.worker_id, update.lease_id, p)) {
-                        Ok(()) => continue,
+                Some(task_update::Update::Progress(mut p)) => {
+                    let others_empty = std::mem::take(&mut p.gaining_nothing);
+                    let progressed = self.with_state(|s| {
+                        s.progress(update.worker_id, update.lease_id, p)
+                            .map(|()| s.leased_level(update.lease_id))
+                    });
+                    match progressed {
+                        Ok(level) => {
+                            if let (Some(level), false) = (level, others_empty.is_empty()) {
+                                // Beside the report, which goes on.
+                                let service = self.clone();
+                                tokio::spawn(async move { service.record_empties(level, &others_empty).await });
+                            }
+                            continue;
+                        }
                         Err(why) => Verdict::Rejected(why),
                     }
                 }

@@ -109,6 +109,8 @@ pub struct JobState {
     next_worker: u64,
     pub(super) level_started: Instant,
     pub(super) reporter: Box<dyn Reporter>,
+    /// Batches of empty chunks being written (`empties.rs`).
+    pub(super) empties_writing: u32,
 }
 
 /// Give up on a task after this many failures.
@@ -167,6 +169,7 @@ impl JobState {
             next_worker: 1,
             level_started: Instant::now(),
             reporter,
+            empties_writing: 0,
         };
         if state.manifest.finished {
             state.phase = Phase::Finished;
@@ -376,6 +379,7 @@ fn over(finished: bool, reason: &str) -> lease_reply::Reply {
 
 mod clock;
 pub mod completion;
+pub mod empties;
 pub mod leases;
 mod retire;
 pub use clock::Clock;

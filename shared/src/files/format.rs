@@ -474,6 +474,17 @@ pub fn write_chunk<'a>(
     writer.finish()
 }
 
+/// Writes the file of a chunk without a set bit (its header alone), as
+/// [`ChunkWriter`] does with `options`: what a writer of every shard of
+/// the chunk empty writes, byte for byte.
+pub fn write_empty_chunk(path: &Path, id: ChunkId, options: WriteOptions) -> Result<(ChunkHeader, u64), FormatError> {
+    let mut writer = ChunkWriter::create(path, id, options)?;
+    for _ in 0..id.shards {
+        writer.push_empty();
+    }
+    writer.finish()
+}
+
 pub mod list;
 mod prepared;
 mod reader;

@@ -36,6 +36,9 @@ pub(super) struct LevelView {
     /// states; every other shard's task is written empty without working
     /// out its sources.
     pub targets: Option<Vec<u64>>,
+    /// The chunks of which every shard gains nothing (from `targets`),
+    /// until a task of the level takes them to report.
+    gaining_nothing: Mutex<Vec<u64>>,
 }
 
 impl LevelView {
@@ -50,6 +53,17 @@ impl LevelView {
     /// the coordinator cannot repair.
     pub fn give_up_older(&self) {
         self.older_failed.store(true, Ordering::Relaxed);
+    }
+
+    /// The chunks of the level, other than `own`, that gain nothing, for
+    /// the first task to ask (empty for the others): the coordinator then
+    /// records them without a task each. On the 4×4 Loopover's depths 1–4
+    /// that is 219–307 of 309 tasks a level, each a lease, a report and
+    /// half a millisecond of CPU on both sides of the link.
+    pub fn take_gaining_nothing(&self, own: u64) -> Vec<u64> {
+        let mut chunks = std::mem::take(&mut *self.gaining_nothing.lock().unwrap_or_else(|e| e.into_inner()));
+        chunks.retain(|&c| c != own);
+        chunks
     }
 
     /// True when the sparse map says `shard` gains no state.
@@ -121,7 +135,13 @@ impl TaskRunner {
             slot.view = None;
             let (mut view, targets) = self.begin_level(from_level);
             match targets {
-                Ok(targets) => view.targets = targets,
+                Ok(targets) => {
+                    view.targets = targets;
+                    let chunking = &self.ctx.job.chunking;
+                    let empty =
+                        (0..chunking.chunks()).filter(|&c| chunking.shards_of(c).all(|s| view.gains_nothing(s)));
+                    view.gaining_nothing = Mutex::new(empty.collect());
+                }
                 Err(e) => {
                     slot.view = Some(Arc::new(view));
                     return Err(e);
@@ -163,6 +183,7 @@ impl TaskRunner {
             older,
             older_failed: AtomicBool::new(false),
             targets: None,
+            gaining_nothing: Mutex::new(Vec::new()),
         };
         (view, self.sparse_targets(from_level))
     }

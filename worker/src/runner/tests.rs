@@ -356,7 +356,7 @@ fn chunks_said_empty_gain_no_state_and_the_table_stays_whole() {
             let stop = AtomicBool::new(false);
             let on_empty = || assert!(!said.swap(true, std::sync::atomic::Ordering::Relaxed), "said once");
             let task = runner
-                .compute_chunk_until(from, chunk, &|_| {}, &on_empty, &stop)
+                .compute_chunk_until(from, chunk, &|_| {}, &on_empty, &|_| {}, &stop)
                 .unwrap();
             states += task.states;
             if said.into_inner() {

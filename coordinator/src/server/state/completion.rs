@@ -136,7 +136,6 @@ impl JobState {
         if self.is_done(c.key) {
             return Verdict::Ignored("already recorded".into());
         }
-        self.pending.remove(&c.key);
         let io = c.done.io.unwrap_or_default();
         self.level_threads.insert(c.worker, io.threads);
         let record = ChunkRecord {
@@ -167,6 +166,23 @@ impl JobState {
                 cheaper_bound: c.done.cheaper_bound,
             },
         };
+        if !self.record_chunk(c.key, record) {
+            return Verdict::Rejected("journal not writable".into());
+        }
+        if backup {
+            self.lease_stats.backups_won += 1;
+        }
+        let (blocks, states) = self.level_progress();
+        self.reporter.progress(blocks, states);
+        self.maybe_complete_level();
+        Verdict::Accepted
+    }
+
+    /// Records chunk `key.1` of the running level as done: journal first
+    /// (false, and the job stopped, when it cannot be written), then the
+    /// level's totals; its old chunks retire, other copies of its task end.
+    pub(super) fn record_chunk(&mut self, key: (u32, u64), record: ChunkRecord) -> bool {
+        self.pending.remove(&key);
         if let Err(e) = self
             .journal
             .as_mut()
@@ -174,19 +190,13 @@ impl JobState {
             .append(&record)
         {
             self.stop(format!("cannot record progress: {:#}", e));
-            return Verdict::Rejected("journal not writable".into());
+            return false;
         }
         self.record_done(record);
-        self.retire_chunk(c.key.1);
-        self.supersede(c.key);
-        if backup {
-            self.lease_stats.backups_won += 1;
-        }
-        self.failures.remove(&c.key);
-        let (blocks, states) = self.level_progress();
-        self.reporter.progress(blocks, states);
-        self.maybe_complete_level();
-        Verdict::Accepted
+        self.retire_chunk(key.1);
+        self.supersede(key);
+        self.failures.remove(&key);
+        true
     }
 
     /// All three steps at once, for callers that hold no lock to release.

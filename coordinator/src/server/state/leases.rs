@@ -52,6 +52,9 @@ pub struct LeaseStats {
     pub late_reports: u64,
     pub backups_issued: u64,
     pub backups_won: u64,
+    /// Chunks recorded empty from a worker's sparse map, never leased
+    /// (see `empties.rs`).
+    pub empties_recorded: u64,
 }
 
 impl JobState {
@@ -103,6 +106,9 @@ impl JobState {
             Some(key) => (key, false),
             None => match self.straggler(worker).filter(|_| running == 0) {
                 Some(key) => (key, true),
+                // Soon again while empty chunks are being recorded: the
+                // level may close any moment without a task ending.
+                None if self.empties_writing > 0 => return lease_reply::Reply::WaitMs(5),
                 None => return lease_reply::Reply::WaitMs(100),
             },
         };

@@ -413,6 +413,7 @@ fn no_copy_of_a_task_that_is_on_time_or_when_backups_are_off() {
         units_done: 999_999,
         units_total: 1_000_000,
         states_found: 0,
+        gaining_nothing: Vec::new(),
     };
     h.state.progress(slow, held.lease_id, progress).unwrap();
     assert!(matches!(h.state.lease(fast), lease_reply::Reply::WaitMs(_)));
@@ -471,4 +472,5 @@ fn an_older_level_is_kept_only_where_bottom_up_would_probe_it() {
     );
 }
 
+mod empties;
 mod retire;
