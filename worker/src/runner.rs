@@ -253,7 +253,7 @@ impl TaskRunner {
     /// client may lease another beside it. `on_others_empty` gets, once a
     /// level and as soon as the map is known, the level's other chunks that
     /// gain nothing, for the coordinator to record without their tasks
-    /// ([`level::LevelView::take_gaining_nothing`]).
+    /// (`LevelView::take_gaining_nothing`).
     pub fn compute_chunk_until(
         &self,
         from_level: u32,
