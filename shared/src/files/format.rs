@@ -415,7 +415,17 @@ impl ChunkWriter {
     /// Writes the index and header, fsyncs, renames into place and fsyncs
     /// the directory (the fsyncs only when [`WriteOptions::durable`]).
     /// Returns the header and the file size.
-    pub fn finish(mut self) -> Result<(ChunkHeader, u64), FormatError> {
+    pub fn finish(self) -> Result<(ChunkHeader, u64), FormatError> {
+        let path = self.path.clone();
+        let options = self.options;
+        let finished = self.finish_but_directory()?;
+        options.sync_parent_dir(&path).map_err(|e| FormatError::io(&path, e))?;
+        Ok(finished)
+    }
+
+    /// [`Self::finish`] but for the fsync of the directory, which the
+    /// caller owes (once for many files).
+    fn finish_but_directory(mut self) -> Result<(ChunkHeader, u64), FormatError> {
         assert_eq!(
             self.entries.len(),
             self.id.shards as usize,
@@ -442,8 +452,7 @@ impl ChunkWriter {
             file.write_all(&index)?;
             self.options.sync_file(&file)?;
             drop(file);
-            std::fs::rename(&self.tmp, &self.path)?;
-            self.options.sync_parent_dir(&self.path)
+            std::fs::rename(&self.tmp, &self.path)
         })();
         result.map_err(|e| FormatError::io(&self.path, e))?;
         Ok((header, self.position))
@@ -474,15 +483,54 @@ pub fn write_chunk<'a>(
     writer.finish()
 }
 
-/// Writes the file of a chunk without a set bit (its header alone), as
-/// [`ChunkWriter`] does with `options`: what a writer of every shard of
-/// the chunk empty writes, byte for byte.
-pub fn write_empty_chunk(path: &Path, id: ChunkId, options: WriteOptions) -> Result<(ChunkHeader, u64), FormatError> {
-    let mut writer = ChunkWriter::create(path, id, options)?;
-    for _ in 0..id.shards {
-        writer.push_empty();
+/// Writes the files of chunks without a set bit (each its header alone),
+/// as [`ChunkWriter`] does with `options`: byte for byte what a writer of
+/// every shard of the chunk empty writes. Many at once: each file written
+/// and fsynced on one of a few threads (fsyncs wait on the disk, not the
+/// CPU), and each directory fsynced once at the end rather than once a
+/// file; a directory whose fsync fails fails each of its files.
+pub fn write_empty_chunks(
+    chunks: &[(PathBuf, ChunkId)],
+    options: WriteOptions,
+) -> Vec<Result<(ChunkHeader, u64), FormatError>> {
+    const THREADS: usize = 8;
+    let write = |(path, id): &(PathBuf, ChunkId)| {
+        let mut writer = ChunkWriter::create(path, *id, options)?;
+        for _ in 0..id.shards {
+            writer.push_empty();
+        }
+        writer.finish_but_directory()
+    };
+    let per_thread = chunks.len().div_ceil(THREADS).max(1);
+    let mut results: Vec<_> = std::thread::scope(|s| {
+        let parts: Vec<_> = chunks
+            .chunks(per_thread)
+            .map(|part| s.spawn(move || part.iter().map(write).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|part| part.join().expect("a writer of empty chunks panicked"))
+            .collect()
+    });
+    let mut synced: Vec<(PathBuf, Option<String>)> = Vec::new();
+    for ((path, _), result) in chunks.iter().zip(results.iter_mut()) {
+        if result.is_err() {
+            continue;
+        }
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let failed = match synced.iter().find(|(d, _)| *d == dir) {
+            Some((_, failed)) => failed.clone(),
+            None => {
+                let failed = options.sync_parent_dir(path).err().map(|e| e.to_string());
+                synced.push((dir, failed.clone()));
+                failed
+            }
+        };
+        if let Some(why) = failed {
+            *result = Err(FormatError::io(path, io::Error::other(why)));
+        }
     }
-    writer.finish()
+    results
 }
 
 pub mod list;

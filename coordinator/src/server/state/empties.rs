@@ -16,7 +16,7 @@
 
 use super::{JobState, Phase};
 use crate::manifest::{ChunkRecord, IoTotals};
-use cayley_shared::files::format::{write_empty_chunk, ChunkId};
+use cayley_shared::files::format::{write_empty_chunks, ChunkId};
 use cayley_shared::files::WriteOptions;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -41,13 +41,14 @@ impl Empties {
     }
 }
 
-/// Step 2, without the state lock: writes each chunk's file.
+/// Step 2, without the state lock: writes each chunk's file
+/// ([`write_empty_chunks`]: side by side, each directory fsynced once).
 pub fn write_empties(e: &Empties) -> Vec<Written> {
-    e.chunks
-        .iter()
-        .map(|(_, path, id)| {
-            write_empty_chunk(path, *id, e.write)
-                .map(|(header, bytes)| (bytes, header.index_checksum))
+    let files: Vec<(PathBuf, ChunkId)> = e.chunks.iter().map(|(_, path, id)| (path.clone(), *id)).collect();
+    write_empty_chunks(&files, e.write)
+        .into_iter()
+        .map(|r| {
+            r.map(|(header, bytes)| (bytes, header.index_checksum))
                 .map_err(|err| err.to_string())
         })
         .collect()

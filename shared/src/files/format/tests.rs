@@ -180,6 +180,50 @@ fn empty_chunks_are_their_header_alone() {
     assert_eq!(read_back(&path).unwrap(), vec![zeros; 3]);
 }
 
+/// Many empty chunks at once are the files their writers would write;
+/// an injected full disk fails exactly its chunk and leaves no file.
+#[test]
+fn empty_chunks_written_together_are_each_writers_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let zeros = vec![0u64; 500];
+    let alone = dir.path().join("alone");
+    write_chunk(
+        &alone,
+        id(2, 3),
+        [&zeros[..], &zeros[..], &zeros[..]],
+        WriteOptions::DURABLE,
+    )
+    .unwrap();
+    let chunks: Vec<(PathBuf, ChunkId)> = (0..20)
+        .map(|c| (dir.path().join(format!("c{}", c)), ChunkId { chunk: c, ..id(2, 3) }))
+        .collect();
+    let options = WriteOptions {
+        fail_disk_full_at: Some((2, 13)),
+        ..WriteOptions::DURABLE
+    };
+    let results = write_empty_chunks(&chunks, options);
+    for ((path, chunk), result) in chunks.iter().zip(&results) {
+        if chunk.chunk == 13 {
+            assert!(result.as_ref().unwrap_err().is_disk_full());
+            assert!(!path.exists());
+            continue;
+        }
+        let (header, size) = result.as_ref().unwrap();
+        assert_eq!((header.popcount, *size), (0, HEADER_LEN as u64));
+        assert_eq!(verify_chunk(path, chunk).unwrap(), *header);
+        let mut expected = std::fs::read(&alone).unwrap();
+        let mut written = std::fs::read(path).unwrap();
+        // The chunk number and the header's own checksum differ.
+        expected[32..40].fill(0);
+        written[32..40].fill(0);
+        expected[72..80].fill(0);
+        written[72..80].fill(0);
+        assert_eq!(written, expected);
+    }
+    // Nothing else (no temporary file) is left.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 20);
+}
+
 #[test]
 fn every_damaged_byte_is_caught_and_named() {
     let dir = tempfile::tempdir().unwrap();
