@@ -80,12 +80,19 @@ fn chunks_gaining_nothing_are_recorded_without_their_tasks() {
     );
 }
 
-#[test]
-fn claims_outside_the_running_level_are_ignored() {
+/// The sparse harness with levels 0 and 1 recorded by one worker; returns
+/// it, the worker and the level the running level's tasks read.
+fn at_level_2() -> (Harness, u64, u32) {
     let mut h = sparse_harness();
     let worker = h.state.register("w".into(), 1, 0);
     h.run_until(worker, 2);
     let running = h.state.manifest.running.as_ref().unwrap().from_level;
+    (h, worker, running)
+}
+
+#[test]
+fn claims_outside_the_running_level_are_ignored() {
+    let (mut h, _, running) = at_level_2();
     let chunks = h.state.job.chunking.chunks();
     // Another level, or chunks that do not exist: nothing to write.
     assert!(h.state.begin_empties(running + 1, &[0, 1]).is_none());
@@ -97,10 +104,7 @@ fn claims_outside_the_running_level_are_ignored() {
 
 #[test]
 fn an_empty_chunk_that_cannot_be_written_is_left_to_its_task() {
-    let mut h = sparse_harness();
-    let worker = h.state.register("w".into(), 1, 0);
-    h.run_until(worker, 2);
-    let running = h.state.manifest.running.as_ref().unwrap().from_level;
+    let (mut h, worker, running) = at_level_2();
     let last = h.state.job.chunking.chunks() - 1;
     // The coordinator's writer of the last chunk fails as a full disk does.
     h.state.write.fail_disk_full_at = Some((running + 1, last));

@@ -1,0 +1,264 @@
+//! Writing chunk files: shard by shard through [`ChunkWriter`] (the
+//! index and header last, over a placeholder), a whole chunk at once
+//! ([`write_chunk`]), or many empty chunks together
+//! ([`write_empty_chunks`]). The layout is the parent module's.
+
+use super::{
+    payload_bytes, ChunkHeader, ChunkId, FormatError, PreparedShard, ShardEntry, ENTRY_LEN, FORMAT_VERSION, HEADER_LEN,
+    WRITE_BUFFER,
+};
+use crate::files::WriteOptions;
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+fn encode_index(entries: &[ShardEntry]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(entries.len() * ENTRY_LEN);
+    for e in entries {
+        for v in [e.offset, e.length, e.popcount, e.checksum] {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    bytes
+}
+
+/// Writes one chunk file shard by shard, so a worker never holds more than
+/// one shard of its output.
+pub struct ChunkWriter {
+    path: PathBuf,
+    tmp: PathBuf,
+    /// Buffered: one system call per shard (and one more for its
+    /// position) was 2 s of the 4×4 Loopover's depth 8, 475,000 shards.
+    file: Option<BufWriter<File>>,
+    id: ChunkId,
+    /// Whether [`Self::finish`] fsyncs.
+    options: WriteOptions,
+    entries: Vec<ShardEntry>,
+    position: u64,
+    popcount: u64,
+}
+
+impl ChunkWriter {
+    /// Starts writing `path` (under a temporary name until [`finish`]),
+    /// fsynced or not and with the injected fault as `options` say: a
+    /// writer of the chunk named by [`WriteOptions::fail_disk_full_at`]
+    /// fails here with [`FormatError::DiskFull`] and creates nothing.
+    ///
+    /// [`finish`]: ChunkWriter::finish
+    pub fn create(path: &Path, id: ChunkId, options: WriteOptions) -> Result<ChunkWriter, FormatError> {
+        let unique = format!(
+            "{}.tmp-{}-{:x}",
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("chunk"),
+            std::process::id(),
+            xxhash_rust::xxh3::xxh3_64(
+                format!("{:?}{:?}", std::thread::current().id(), std::time::Instant::now()).as_bytes()
+            )
+        );
+        let tmp = path.with_file_name(unique);
+        let io = |e| FormatError::io(path, e);
+        if options.fails_disk_full_at(id.level, id.chunk) {
+            // ENOSPC, as the kernel reports a full disk.
+            return Err(io(io::Error::from_raw_os_error(28)));
+        }
+        let file = BufWriter::with_capacity(WRITE_BUFFER, File::create(&tmp).map_err(io)?);
+        // Payloads start after the header and index, which are written
+        // last (over a placeholder written with the first payload).
+        let position = (HEADER_LEN + ENTRY_LEN * id.shards as usize) as u64;
+        Ok(ChunkWriter {
+            path: path.into(),
+            tmp,
+            file: Some(file),
+            id,
+            options,
+            entries: Vec::with_capacity(id.shards as usize),
+            position,
+            popcount: 0,
+        })
+    }
+
+    /// Appends the next shard's words; returns its popcount.
+    pub fn push(&mut self, words: &[u64]) -> Result<u64, FormatError> {
+        let prepared = PreparedShard::new(words).map_err(|e| FormatError::io(&self.path, e))?;
+        self.push_prepared(Some(words), prepared)
+    }
+
+    /// Appends the next shard, counted and compressed beforehand by
+    /// [`PreparedShard::new`]; returns its popcount. Its `words` are read
+    /// only when they are stored raw ([`PreparedShard::needs_words`]): a
+    /// compressed shard's caller may have let go of them.
+    pub fn push_prepared(&mut self, words: Option<&[u64]>, prepared: PreparedShard) -> Result<u64, FormatError> {
+        assert_eq!(prepared.words as u64, self.id.shard_words, "shard size");
+        assert!(
+            words.is_none_or(|w| w.len() == prepared.words),
+            "prepared from these words"
+        );
+        assert!(
+            self.entries.len() < self.id.shards as usize,
+            "more shards than the chunk holds"
+        );
+        let mut entry = ShardEntry {
+            popcount: prepared.popcount,
+            ..ShardEntry::default()
+        };
+        if prepared.popcount > 0 {
+            let io = |e| FormatError::io(&self.path, e);
+            let file = self.file.as_mut().expect("open until finished");
+            if self.popcount == 0 {
+                // The first payload: the header and index go before it.
+                let index_end = (HEADER_LEN + ENTRY_LEN * self.id.shards as usize) as u64;
+                file.write_all(&vec![0u8; index_end as usize]).map_err(io)?;
+            }
+            match &prepared.frames {
+                Some(frames) => {
+                    for frame in frames {
+                        file.write_all(frame).map_err(io)?;
+                    }
+                }
+                None => file
+                    .write_all(payload_bytes(words.expect("the words of a shard stored raw")))
+                    .map_err(io)?,
+            }
+            let end = self.position
+                + prepared.frames.as_ref().map_or(prepared.words as u64 * 8, |frames| {
+                    frames.iter().map(|f| f.len() as u64).sum()
+                });
+            entry.offset = self.position;
+            entry.length = end - self.position;
+            entry.checksum = prepared.checksum;
+            self.position = end;
+        }
+        self.popcount += prepared.popcount;
+        self.entries.push(entry);
+        Ok(prepared.popcount)
+    }
+
+    /// Appends an empty shard: an index entry, no words (what [`Self::push`]
+    /// writes for all-zero words, without reading them).
+    pub fn push_empty(&mut self) {
+        assert!(
+            self.entries.len() < self.id.shards as usize,
+            "more shards than the chunk holds"
+        );
+        self.entries.push(ShardEntry::default());
+    }
+
+    /// Writes the index and header, fsyncs, renames into place and fsyncs
+    /// the directory (the fsyncs only when [`WriteOptions::durable`]).
+    /// Returns the header and the file size.
+    pub fn finish(self) -> Result<(ChunkHeader, u64), FormatError> {
+        let path = self.path.clone();
+        let options = self.options;
+        let finished = self.finish_but_directory()?;
+        options.sync_parent_dir(&path).map_err(|e| FormatError::io(&path, e))?;
+        Ok(finished)
+    }
+
+    /// [`Self::finish`] but for the fsync of the directory, which the
+    /// caller owes (once for many files).
+    fn finish_but_directory(mut self) -> Result<(ChunkHeader, u64), FormatError> {
+        assert_eq!(
+            self.entries.len(),
+            self.id.shards as usize,
+            "every shard of the chunk written"
+        );
+        // An empty chunk is its header alone (see the module's layout).
+        let index = if self.popcount == 0 {
+            self.position = HEADER_LEN as u64;
+            Vec::new()
+        } else {
+            encode_index(&self.entries)
+        };
+        let header = ChunkHeader {
+            version: FORMAT_VERSION,
+            id: self.id,
+            popcount: self.popcount,
+            index_checksum: xxhash_rust::xxh3::xxh3_64(&index),
+        };
+        let file = self.file.take().expect("open until finished");
+        let result = (|| -> io::Result<()> {
+            let mut file = file.into_inner().map_err(|e| e.into_error())?;
+            file.seek(SeekFrom::Start(0))?;
+            file.write_all(&header.encode())?;
+            file.write_all(&index)?;
+            self.options.sync_file(&file)?;
+            drop(file);
+            std::fs::rename(&self.tmp, &self.path)
+        })();
+        result.map_err(|e| FormatError::io(&self.path, e))?;
+        Ok((header, self.position))
+    }
+}
+
+impl Drop for ChunkWriter {
+    fn drop(&mut self) {
+        // Not finished (an error or a panic on the way): leave nothing behind.
+        if self.file.is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes a whole chunk from its shards' words (small chunks: level 0,
+/// tests), as [`ChunkWriter`] does with `options`.
+pub fn write_chunk<'a>(
+    path: &Path,
+    id: ChunkId,
+    shards: impl IntoIterator<Item = &'a [u64]>,
+    options: WriteOptions,
+) -> Result<(ChunkHeader, u64), FormatError> {
+    let mut writer = ChunkWriter::create(path, id, options)?;
+    for words in shards {
+        writer.push(words)?;
+    }
+    writer.finish()
+}
+
+/// Writes the files of chunks without a set bit (each its header alone),
+/// as [`ChunkWriter`] does with `options`: byte for byte what a writer of
+/// every shard of the chunk empty writes. Many at once: each file written
+/// and fsynced on one of a few threads (fsyncs wait on the disk, not the
+/// CPU), and each directory fsynced once at the end rather than once a
+/// file; a directory whose fsync fails fails each of its files.
+pub fn write_empty_chunks(
+    chunks: &[(PathBuf, ChunkId)],
+    options: WriteOptions,
+) -> Vec<Result<(ChunkHeader, u64), FormatError>> {
+    const THREADS: usize = 8;
+    let write = |(path, id): &(PathBuf, ChunkId)| {
+        let mut writer = ChunkWriter::create(path, *id, options)?;
+        for _ in 0..id.shards {
+            writer.push_empty();
+        }
+        writer.finish_but_directory()
+    };
+    let per_thread = chunks.len().div_ceil(THREADS).max(1);
+    let mut results: Vec<_> = std::thread::scope(|s| {
+        let parts: Vec<_> = chunks
+            .chunks(per_thread)
+            .map(|part| s.spawn(move || part.iter().map(write).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|part| part.join().expect("a writer of empty chunks panicked"))
+            .collect()
+    });
+    let mut synced: Vec<(PathBuf, Option<String>)> = Vec::new();
+    for ((path, _), result) in chunks.iter().zip(results.iter_mut()) {
+        if result.is_err() {
+            continue;
+        }
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let failed = match synced.iter().find(|(d, _)| *d == dir) {
+            Some((_, failed)) => failed.clone(),
+            None => {
+                let failed = options.sync_parent_dir(path).err().map(|e| e.to_string());
+                synced.push((dir, failed.clone()));
+                failed
+            }
+        };
+        if let Some(why) = failed {
+            *result = Err(FormatError::io(path, io::Error::other(why)));
+        }
+    }
+    results
+}
