@@ -63,6 +63,11 @@ pub struct JobRecord {
     pub definition: Option<String>,
 }
 
+/// The shortest level whose thread utilization is printed: the busy time
+/// of each thread is known to a clock tick (10 ms), so a level this long
+/// is measured within 5 %.
+pub const MEASURABLE_LEVEL_SECONDS: f64 = 0.2;
+
 /// Input statistics summed over tasks (fields missing from an older
 /// record read as 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -129,9 +134,13 @@ impl IoTotals {
     }
 
     /// Share of the workers' threads busy with the level's shards over
-    /// `wall` seconds; `None` for records made before it was measured.
+    /// `wall` seconds; `None` for records made before it was measured, and
+    /// for levels shorter than [`MEASURABLE_LEVEL_SECONDS`]: busy time comes
+    /// in clock ticks of 10 ms a thread, so a level of 10 ms showed 0 % or
+    /// 166 % by chance.
     pub fn utilization(&self, wall: f64) -> Option<f64> {
-        (self.threads > 0 && wall > 0.0).then(|| self.busy_seconds / (f64::from(self.threads) * wall))
+        (self.threads > 0 && wall >= MEASURABLE_LEVEL_SECONDS)
+            .then(|| self.busy_seconds / (f64::from(self.threads) * wall))
     }
 
     /// Fraction of lookups served from memory.

@@ -343,3 +343,16 @@ fn manifests_that_would_mislead_resume_are_refused() {
     assert!(err.contains("another plan"), "{}", err);
     sample().check_matches(job(), dir.root()).unwrap();
 }
+
+/// Busy time comes in 10 ms ticks: a level too short for it to mean
+/// anything gets no utilization figure (it printed 0 % or 166 % by
+/// chance), a longer one busy seconds over threads × wall.
+#[test]
+fn utilization_is_given_only_for_levels_long_enough_to_measure() {
+    let totals = io();
+    assert_eq!(totals.utilization(0.01), None);
+    assert_eq!(totals.utilization(MEASURABLE_LEVEL_SECONDS / 2.0), None);
+    assert_eq!(totals.utilization(3.0), Some(4.5 / (2.0 * 3.0)));
+    let unmeasured = IoTotals { threads: 0, ..io() };
+    assert_eq!(unmeasured.utilization(3.0), None);
+}
