@@ -211,15 +211,24 @@ impl<'a> Task<'a> {
             return Err(TaskError::Stopped);
         }
         let mut totals = Totals::default();
-        let started = Instant::now();
         let skipped = self.items[0].skipped.clone();
-        self.runner.skip(self.view.from_level, skipped.clone());
-        let units = self.runner.ctx.job.space.units_per_shard();
-        (0..(skipped.end - skipped.start) * units).for_each(|_| (self.on_unit)(0));
+        self.skip(skipped.clone(), &mut totals);
         let mut writer = self.ordered.file.into_inner().unwrap_or_else(|e| e.into_inner()).writer;
         skipped.for_each(|_| writer.push_empty());
-        totals.other += started.elapsed().as_secs_f64();
         Ok((writer, totals))
+    }
+
+    /// Shards gaining nothing: their cache entries go, and their units of
+    /// progress count as done with no state found.
+    fn skip(&self, skipped: Range<u64>, totals: &mut Totals) {
+        if skipped.is_empty() {
+            return;
+        }
+        let started = Instant::now();
+        let units = self.runner.ctx.job.space.units_per_shard();
+        self.runner.skip(self.view.from_level, skipped.clone());
+        (0..(skipped.end - skipped.start) * units).for_each(|_| (self.on_unit)(0));
+        totals.other += started.elapsed().as_secs_f64();
     }
 
     /// Starts loops, one per thread at most, while items are waiting and
@@ -296,14 +305,7 @@ impl<'a> Task<'a> {
     /// Computes item `i` and hands it to the file.
     fn item<'s>(&'s self, i: usize, s: &rayon::Scope<'s>, totals: &mut Totals) -> Result<(), TaskError> {
         let item = &self.items[i];
-        let runner = self.runner;
-        let units = runner.ctx.job.space.units_per_shard();
-        if !item.skipped.is_empty() {
-            let started = Instant::now();
-            runner.skip(self.view.from_level, item.skipped.clone());
-            (0..(item.skipped.end - item.skipped.start) * units).for_each(|_| (self.on_unit)(0));
-            totals.other += started.elapsed().as_secs_f64();
-        }
+        self.skip(item.skipped.clone(), totals);
         let output = match item.shard {
             None => None,
             Some(shard) => self.compute(i, shard, totals)?,
