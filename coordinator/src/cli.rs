@@ -122,7 +122,7 @@ pub struct LocalArgs {
     /// In-process workers, at least 1 (each gets an equal share of the threads and of --memory).
     #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 1, value_parser = at_least_one::<u32>)]
     pub workers: u32,
-    /// Compute threads in all, at least 1 (default: every core).
+    /// Threads in all, at least 1, for the workers and for the work before and after them (default: every core).
     #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = at_least_one::<u32>)]
     pub threads: Option<u32>,
     /// Memory for decompressed shards and tables, all workers together, e.g. 8G
@@ -139,6 +139,18 @@ pub struct LocalArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub fault: DiskFullFault,
+}
+
+impl Command {
+    /// The `--threads` of a command that computes on this machine (`run`,
+    /// `resume`), when given.
+    pub fn threads(&self) -> Option<u32> {
+        match self {
+            Command::Run(args) => args.local.threads,
+            Command::Resume(args) => args.local.threads,
+            _ => None,
+        }
+    }
 }
 
 impl LocalArgs {

@@ -143,11 +143,6 @@ impl Bits {
         self.count
     }
 
-    /// True when both are the same buffer.
-    pub fn same(&self, other: &Bits) -> bool {
-        Arc::ptr_eq(&self.held, &other.held)
-    }
-
     /// True when someone besides the cache holds these bits.
     fn in_use(&self) -> bool {
         Arc::strong_count(&self.held) > 1

@@ -112,8 +112,9 @@ pub struct TaskRunner {
     fingerprint: u64,
     /// The cache and the open chunk files.
     store: store::Store,
-    /// The shared empty shard.
-    zeros: Bits,
+    /// The empty shard, one per pool thread and one for other threads
+    /// (see [`TaskRunner::zeros`]).
+    zeros: Box<[Bits]>,
     /// Shards in flight at once in one task (see `pipeline`).
     window: usize,
     /// Tasks the budget and the threads let run side by side (`in_flight`).
@@ -175,7 +176,10 @@ impl TaskRunner {
             write,
             fingerprint,
             store: store::Store::new(cache_budget, shard_bytes, slab, threads),
-            zeros: Bits::new(Slot::heap(words), 0),
+            // Zeroed allocations are mapped to the kernel's zero page
+            // until written, and these are never written: a copy per thread
+            // costs no memory.
+            zeros: (0..=threads).map(|_| Bits::new(Slot::heap(words), 0)).collect(),
             window: in_flight.window,
             tasks_at_once: in_flight.tasks,
             levels: Default::default(),
@@ -209,6 +213,16 @@ impl TaskRunner {
     /// Tasks the memory budget lets this runner compute side by side.
     pub fn tasks_at_once(&self) -> usize {
         self.tasks_at_once
+    }
+
+    /// The empty shard of the calling thread. Every shard the index shows
+    /// empty is one of these, and on sparse levels most inputs are: with
+    /// one for all threads, its count of handles went back and forth
+    /// between the cores at every lookup.
+    fn zeros(&self) -> Bits {
+        let last = self.zeros.len() - 1;
+        let own = rayon::current_thread_index().filter(|&i| i < last);
+        self.zeros[own.unwrap_or(last)].clone()
     }
 
     /// Threads of the pool.

@@ -14,32 +14,43 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Open chunk files, least recently used dropped first. Lookups take
-/// `&self` (the ticks are atomics), so that the worker's threads look files
-/// up side by side under a read lock: every input of every shard is one.
+/// `&self` (the marks of use are atomics), so that the worker's threads
+/// look files up side by side under a read lock: every input of every
+/// shard is one.
 pub(super) struct Readers {
+    /// Each file with the value of `opened` when it was last used.
     open: HashMap<(u32, u64), (Arc<ChunkReader>, AtomicU64), foldhash::fast::RandomState>,
-    tick: AtomicU64,
+    /// Files opened so far: the clock of the use marks.
+    opened: u64,
     capacity: usize,
 }
 
 impl Readers {
     pub fn new() -> Readers {
+        Readers::with_capacity(open_file_capacity())
+    }
+
+    fn with_capacity(capacity: usize) -> Readers {
         Readers {
             open: HashMap::default(),
-            tick: AtomicU64::new(0),
-            capacity: open_file_capacity(),
+            opened: 0,
+            capacity,
         }
     }
 
     /// The reader of `(level, chunk)` if open.
-    pub fn get(&self, level: u32, chunk: u64) -> Option<Arc<ChunkReader>> {
-        let entry = self.open.get(&(level, chunk))?;
+    pub fn get(&self, level: u32, chunk: u64) -> Option<&Arc<ChunkReader>> {
+        let (reader, used) = self.open.get(&(level, chunk))?;
         // Only the order of uses matters, and only roughly (which file
-        // closes first when full): relaxed ticks suffice.
-        entry
-            .1
-            .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
-        Some(entry.0.clone())
+        // closes first when full): a file is marked with the number of
+        // files opened when it was last used, written only when that
+        // changed. Threads reading the same files then share their cache
+        // lines; a counter bumped by every lookup (26 per shard) went back
+        // and forth between the cores.
+        if used.load(Ordering::Relaxed) != self.opened {
+            used.store(self.opened, Ordering::Relaxed);
+        }
+        Some(reader)
     }
 
     /// Keeps `reader` open as `(level, chunk)`, closing the least recently
@@ -49,15 +60,16 @@ impl Readers {
             let oldest = self
                 .open
                 .iter()
-                .min_by_key(|(_, (_, tick))| tick.load(Ordering::Relaxed))
+                .min_by_key(|(_, (_, used))| used.load(Ordering::Relaxed))
                 .map(|(&key, _)| key);
             if let Some(key) = oldest {
                 self.open.remove(&key);
             }
         }
-        let tick = AtomicU64::new(self.tick.fetch_add(1, Ordering::Relaxed));
+        self.opened += 1;
         let reader = Arc::new(reader);
-        self.open.insert((level, chunk), (reader.clone(), tick));
+        self.open
+            .insert((level, chunk), (reader.clone(), AtomicU64::new(self.opened)));
         reader
     }
 
@@ -100,4 +112,45 @@ fn raise_open_file_limit() -> u64 {
         }
     }
     limit.rlim_cur
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cayley_shared::files::format::{write_empty_chunks, ChunkId};
+    use cayley_shared::files::WriteOptions;
+
+    #[test]
+    fn a_full_set_closes_a_file_not_used_since_the_others_were_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = |chunk| ChunkId {
+            fingerprint: 7,
+            level: 1,
+            chunk,
+            first_shard: chunk * 4,
+            shards: 4,
+            shard_words: 8,
+        };
+        let chunks: Vec<_> = (0..5).map(|c| (dir.path().join(format!("{c}")), id(c))).collect();
+        for written in write_empty_chunks(&chunks, WriteOptions::default()) {
+            written.unwrap();
+        }
+        let reader = |c: u64| ChunkReader::open(&chunks[c as usize].0, &id(c)).unwrap();
+        let mut readers = Readers::with_capacity(3);
+        for c in 0..3 {
+            readers.insert(1, c, reader(c));
+        }
+        // 0 and 2 used after the last file was opened: 1 goes.
+        assert_eq!(readers.get(1, 0).unwrap().header().id.chunk, 0);
+        assert!(readers.get(1, 2).is_some());
+        readers.insert(1, 3, reader(3));
+        assert!(readers.get(1, 1).is_none());
+        // 0 was not used since 3 was opened, 2 and 3 were: 0 goes.
+        assert!(readers.get(1, 2).is_some() && readers.get(1, 3).is_some());
+        readers.insert(1, 4, reader(4));
+        assert!(readers.get(1, 0).is_none());
+        assert!([2, 3, 4].iter().all(|&c| readers.get(1, c).is_some()));
+        readers.retain_levels_from(2);
+        assert!(readers.get(1, 4).is_none());
+    }
 }

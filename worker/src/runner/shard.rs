@@ -190,9 +190,8 @@ impl TaskRunner {
 /// are skipped). Early and late levels of a big space are mostly such
 /// shards (2×7 Loopover, 2,184 shards: level 1 took 261 s before, see
 /// docs/history.md).
-fn reaches_nothing(gathered: &Gathered, zeros: &Bits) -> bool {
-    // Sources the chunk index shows empty are all one shared buffer.
-    gathered.sources.iter().all(|(_, w)| w.same(zeros))
+fn reaches_nothing(gathered: &Gathered) -> bool {
+    gathered.sources.iter().all(|(_, w)| w.count() == 0)
 }
 
 /// `F_{d+1}(B)` of one gathered shard into its output; `None`, with the
@@ -206,7 +205,7 @@ pub(super) fn expand(
     on_unit: &(dyn Fn(u64) + Sync),
 ) -> Option<TaskStats> {
     let ctx = &runner.ctx;
-    if reaches_nothing(gathered, &runner.zeros) {
+    if reaches_nothing(gathered) {
         (0..ctx.job.space.units_per_shard()).for_each(|_| on_unit(0));
         return None;
     }

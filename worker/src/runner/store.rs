@@ -200,7 +200,7 @@ impl TaskRunner {
             for (i, key) in keys.iter().enumerate().filter(|(_, k)| k.0 > 0) {
                 let (level, chunk) = chunk_of(key);
                 match files.get(level, chunk) {
-                    Some(reader) => readers[i] = Some(reader),
+                    Some(reader) => readers[i] = Some(reader.clone()),
                     None => missing.push(i),
                 }
             }
@@ -235,12 +235,14 @@ impl TaskRunner {
     /// or the checkpoint, counted in `stats`.
     pub(super) fn fetch(&self, keys: &[ShardKey], stats: &mut CacheStats) -> Result<Vec<Bits>, TaskError> {
         let chunk_of = |shard: u64| self.ctx.job.chunking.chunk_of(shard);
-        let readers = self.readers_of(keys)?;
-        let mut found: Vec<Option<Found>> = keys
-            .iter()
-            .zip(&readers)
-            .map(|(&key, reader)| Some(self.look_up(&mut self.store.lock(key.1), key, reader.as_ref(), stats)))
-            .collect();
+        let mut found = match self.look_up_in_open_files(keys, stats) {
+            Some(found) => found,
+            None => {
+                let readers = self.readers_of(keys)?;
+                let readers = readers.iter().map(Option::as_ref);
+                self.look_up_all(keys, readers, stats)
+            }
+        };
         if found.iter().all(|f| matches!(f, Some(Found::Ready(_)))) {
             return Ok(found.into_iter().map(ready).collect());
         }
@@ -321,6 +323,35 @@ impl TaskRunner {
         Ok(bits.into_iter().next().expect("one key, one shard"))
     }
 
+    /// [`Self::look_up_all`] under the open files' read lock, when every
+    /// key's file is open (`None`, nothing looked up, otherwise). No handle
+    /// on a file is taken but for a load: the files' counts of handles
+    /// were shared by every thread, and changed 26 times per shard.
+    fn look_up_in_open_files(&self, keys: &[ShardKey], stats: &mut CacheStats) -> Option<Vec<Option<Found>>> {
+        let files = self.store.files();
+        let readers: Option<Vec<Option<&Arc<ChunkReader>>>> = keys
+            .iter()
+            .map(|&(level, shard)| match level {
+                0 => Some(None),
+                _ => files.get(level, self.ctx.job.chunking.chunk_of(shard)).map(Some),
+            })
+            .collect();
+        Some(self.look_up_all(keys, readers?.into_iter(), stats))
+    }
+
+    /// Each key looked up with its stripe held, in `readers[i]`'s file.
+    fn look_up_all<'r>(
+        &self,
+        keys: &[ShardKey],
+        readers: impl Iterator<Item = Option<&'r Arc<ChunkReader>>>,
+        stats: &mut CacheStats,
+    ) -> Vec<Option<Found>> {
+        keys.iter()
+            .zip(readers)
+            .map(|(&key, reader)| Some(self.look_up(&mut self.store.lock(key.1), key, reader, stats)))
+            .collect()
+    }
+
     /// One key looked up with its stripe held: ready (cached, empty, level 0),
     /// or to be loaded by this thread (a buffer taken for it), or awaited.
     fn look_up(
@@ -336,7 +367,7 @@ impl TaskRunner {
             // empty one; that one goes through the cache so the task's
             // current level and its sources share one buffer.
             if shard != self.ctx.job.solved_shard() {
-                return Found::Ready(self.zeros.clone());
+                return Found::Ready(self.zeros());
             }
             let job = &self.ctx.job;
             let bits = held.cache.get(key, stats, |mut words| {
@@ -353,7 +384,7 @@ impl TaskRunner {
         if count == 0 {
             // Known empty from the index: nothing to read or keep.
             stats.hits += 1;
-            return Found::Ready(self.zeros.clone());
+            return Found::Ready(self.zeros());
         }
         if let Some(bits) = held.cache.lookup(key) {
             stats.hits += 1;
