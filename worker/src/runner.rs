@@ -176,9 +176,9 @@ impl TaskRunner {
             write,
             fingerprint,
             store: store::Store::new(cache_budget, shard_bytes, slab, threads),
-            // Zeroed allocations are mapped to the kernel's zero page
-            // until written, and these are never written: a copy per thread
-            // costs no memory.
+            // A shard per thread, outside the budget like the one shared
+            // before: large zeroed allocations are the kernel's zero page
+            // until written, and these are never written.
             zeros: (0..=threads).map(|_| Bits::new(Slot::heap(words), 0)).collect(),
             window: in_flight.window,
             tasks_at_once: in_flight.tasks,
