@@ -84,6 +84,19 @@ pub struct TaskIo {
     pub threads: u32,
 }
 
+/// Why a task holds no more shards in flight, said once per task through
+/// [`TaskRunner::compute_chunk_until`]'s `on_shards_done`: from then on
+/// the client may lease another task in its place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShardsDone {
+    /// No shard of the chunk can gain a state (the level's sparse map):
+    /// nothing is computed, the task only writes an empty file.
+    GainsNothing,
+    /// Every shard is in the task's file, which is yet to be finished
+    /// (written out, fsynced where durable, renamed) and reported.
+    Computed,
+}
+
 /// What a finished task reports.
 #[derive(Clone, Copy, Debug)]
 pub struct TaskResult {
@@ -255,16 +268,20 @@ impl TaskRunner {
         chunk: u64,
         on_unit: &(dyn Fn(u64) + Sync),
     ) -> Result<TaskResult, TaskError> {
-        self.compute_chunk_until(from_level, chunk, on_unit, &|| {}, &|_| {}, &AtomicBool::new(false))
+        self.compute_chunk_until(from_level, chunk, on_unit, &|_| {}, &|_| {}, &AtomicBool::new(false))
     }
 
     /// [`Self::compute_chunk`] that gives up, writing nothing, once `stop`
     /// is set (checked before each shard): a worker whose lease has ended
     /// (expired behind a partition, or another copy of the task won) stops
-    /// computing what nobody will accept. `on_empty` is called, once the
-    /// level's sparse map is known, when no shard of the chunk can gain a
-    /// state: the task then holds no window of shards in flight, and the
-    /// client may lease another beside it. `on_others_empty` gets, once a
+    /// computing what nobody will accept. `on_shards_done` is called once
+    /// the task holds no window of shards in flight, so that the client may
+    /// lease another beside it: as soon as the level's sparse map shows
+    /// that no shard of the chunk can gain a state, or else once every
+    /// shard is in the file, before the file is finished (its fsync on a
+    /// journaled disk took milliseconds of each task on the 4×4's depth 7,
+    /// while the threads had only the other task's shards to work on).
+    /// `on_others_empty` gets, once a
     /// level and as soon as the map is known, the level's other chunks that
     /// gain nothing, for the coordinator to record without their tasks
     /// (`LevelView::take_gaining_nothing`).
@@ -273,7 +290,7 @@ impl TaskRunner {
         from_level: u32,
         chunk: u64,
         on_unit: &(dyn Fn(u64) + Sync),
-        on_empty: &(dyn Fn() + Sync),
+        on_shards_done: &(dyn Fn(ShardsDone) + Sync),
         on_others_empty: &(dyn Fn(Vec<u64>) + Sync),
         stop: &AtomicBool,
     ) -> Result<TaskResult, TaskError> {
@@ -302,7 +319,7 @@ impl TaskRunner {
         let items = items_of(self.ctx.job.chunking.shards_of(chunk), |s| view.gains_nothing(s));
         let gains_nothing = items.iter().all(|item| item.shard.is_none());
         if gains_nothing {
-            on_empty();
+            on_shards_done(ShardsDone::GainsNothing);
         }
         // The task runs on the pool's threads: the kernel's and the
         // compressor's parallel loops then start there, instead of waking
@@ -314,7 +331,9 @@ impl TaskRunner {
         let (writer, totals) = if gains_nothing {
             task.run_gaining_nothing()?
         } else {
-            self.pool.install(|| task.run())?
+            let ran = self.pool.install(|| task.run())?;
+            on_shards_done(ShardsDone::Computed);
+            ran
         };
         drop(entered);
         let written = Instant::now();

@@ -31,7 +31,8 @@ pub(super) struct Reporter {
 /// When the report stream ends before the task does (the lease expired,
 /// another copy of the task won, the connection broke), computing stops:
 /// the coordinator has already given the task to someone else.
-/// `window` is let go of when the chunk turns out empty, or at the end.
+/// `window` is let go of when the chunk turns out empty or its shards are
+/// all in its file, or at the end.
 pub(super) async fn run_task(
     reporter: Reporter,
     runner: Arc<TaskRunner>,
@@ -75,7 +76,7 @@ pub(super) async fn run_task(
                     units.fetch_add(1, Ordering::Relaxed);
                     found.fetch_add(f, Ordering::Relaxed);
                 },
-                &|| window.release(),
+                &|_| window.release(),
                 // At once, not with the task's result: the coordinator
                 // leases chunks meanwhile, and each it records first is a
                 // task saved.

@@ -41,7 +41,7 @@ fn run_reporting_empties(h: &mut Harness, worker: u64) -> u64 {
                 task.from_level,
                 task.chunk,
                 &|_| {},
-                &|| {},
+                &|_| {},
                 &|others| *claimed.lock().unwrap() = others,
                 &std::sync::atomic::AtomicBool::new(false),
             )
