@@ -174,6 +174,15 @@ fn take_load(entry: &mut Option<Found>) -> Option<Found> {
     }
 }
 
+/// Where a key's shard is in its chunk file, and its set bits (from the
+/// file's index).
+#[derive(Clone, Copy)]
+struct Indexed<'r> {
+    reader: &'r Arc<ChunkReader>,
+    index: usize,
+    count: u64,
+}
+
 /// What a lookup found for one key.
 enum Found {
     Ready(Bits),
@@ -339,30 +348,54 @@ impl TaskRunner {
         Some(self.look_up_all(keys, readers?.into_iter(), stats))
     }
 
-    /// Each key looked up with its stripe held, in `readers[i]`'s file.
+    /// Each key looked up in `readers[i]`'s file (`None` at level 0).
+    ///
+    /// Every key's count of set bits is read from its file's index first,
+    /// before any lock is taken: these reads are independent, so their
+    /// cache misses overlap, where the stripe's lock taken between two of
+    /// them (a locked instruction) made each wait for the one before. A
+    /// key the index shows empty then takes no lock at all.
     fn look_up_all<'r>(
         &self,
         keys: &[ShardKey],
         readers: impl Iterator<Item = Option<&'r Arc<ChunkReader>>>,
         stats: &mut CacheStats,
     ) -> Vec<Option<Found>> {
-        keys.iter()
+        let indexed: Vec<Option<Indexed>> = keys
+            .iter()
             .zip(readers)
-            .map(|(&key, reader)| Some(self.look_up(&mut self.store.lock(key.1), key, reader, stats)))
+            .map(|(&(_, shard), reader)| {
+                reader.map(|reader| {
+                    let index = (shard - reader.header().id.first_shard) as usize;
+                    Indexed {
+                        reader,
+                        index,
+                        count: reader.entries()[index].popcount,
+                    }
+                })
+            })
+            .collect();
+        keys.iter()
+            .zip(indexed)
+            .map(|(&key, indexed)| {
+                Some(match indexed {
+                    Some(Indexed { count: 0, .. }) => {
+                        // Known empty from the index: nothing to read or keep.
+                        stats.lookups += 1;
+                        stats.hits += 1;
+                        Found::Ready(self.zeros())
+                    }
+                    _ => self.look_up(&mut self.store.lock(key.1), key, indexed, stats),
+                })
+            })
             .collect()
     }
 
-    /// One key looked up with its stripe held: ready (cached, empty, level 0),
-    /// or to be loaded by this thread (a buffer taken for it), or awaited.
-    fn look_up(
-        &self,
-        held: &mut Held,
-        key: ShardKey,
-        reader: Option<&Arc<ChunkReader>>,
-        stats: &mut CacheStats,
-    ) -> Found {
+    /// One key looked up with its stripe held: ready (cached, level 0), or
+    /// to be loaded by this thread (a buffer taken for it), or awaited.
+    fn look_up(&self, held: &mut Held, key: ShardKey, indexed: Option<Indexed>, stats: &mut CacheStats) -> Found {
         let shard = key.1;
-        let Some(reader) = reader else {
+        let Some(Indexed { reader, index, count }) = indexed else {
             // Level 0: every shard but the solved state's is the shared
             // empty one; that one goes through the cache so the task's
             // current level and its sources share one buffer.
@@ -379,13 +412,6 @@ impl TaskRunner {
             return Found::Ready(bits.expect("level zero is made, not read"));
         };
         stats.lookups += 1;
-        let index = (shard - reader.header().id.first_shard) as usize;
-        let count = reader.entries()[index].popcount;
-        if count == 0 {
-            // Known empty from the index: nothing to read or keep.
-            stats.hits += 1;
-            return Found::Ready(self.zeros());
-        }
         if let Some(bits) = held.cache.lookup(key) {
             stats.hits += 1;
             return Found::Ready(bits);
