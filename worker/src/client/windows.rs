@@ -4,9 +4,9 @@
 //! which the memory budget has room for [`TaskRunner::tasks_at_once`]
 //! times. A task counts against that from its lease until it says that no
 //! shard of its chunk can gain a state (the level's sparse map, known once
-//! it has entered the level): such a task only writes an empty chunk file
-//! and reports it, and holds no window. Leases beyond the windows go to
-//! tasks of that kind: two a compute thread, at most 32.
+//! it has entered the level), or that its shards are all in its file (its
+//! fsync and report to go): it then holds no window. Leases beyond the
+//! windows go to tasks of that kind: two a compute thread, at most 32.
 //!
 //! Why: the first levels of a big space are mostly empty chunks (the 4×4
 //! Loopover's depths 1–4: 219–307 of 309), and each costs a lease, a file
