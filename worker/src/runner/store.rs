@@ -396,8 +396,8 @@ impl TaskRunner {
     fn look_up(&self, held: &mut Held, key: ShardKey, indexed: Option<Indexed>, stats: &mut CacheStats) -> Found {
         let shard = key.1;
         let Some(Indexed { reader, index, count }) = indexed else {
-            // Level 0: every shard but the solved state's is the shared
-            // empty one; that one goes through the cache so the task's
+            // Level 0: every shard but the solved state's is the empty
+            // shard; that one goes through the cache so the task's
             // current level and its sources share one buffer.
             if shard != self.ctx.job.solved_shard() {
                 return Found::Ready(self.zeros());
