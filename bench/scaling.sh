@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Thread scaling of one machine, as a table: wall time of each job at 1, 2,
 # 4, 8, 16 … threads (those the machine has), its speed-up over 2 threads,
-# and the threads' utilization over the job's levels (pool CPU time over
-# threads × wall, from result.json); then the same machine's threads split
+# the threads' utilization over the job's levels (pool CPU time over
+# threads × wall, from result.json), and the cores the whole process used
+# (its CPU time over its wall time); then the same machine's threads split
 # over K in-process workers (`--workers K`) and over K `cayley-worker`
 # processes of a `cayley serve`, against one worker with every thread.
 #
@@ -88,9 +89,23 @@ timed_run() { # NAME ARGS...
   shift
   rm -rf "$work/out"
   local started=$(date +%s.%N)
-  timeout "$LIMIT" "$cayley" run "$@" --memory "$MEMORY" -q --scratch "$work" --out "$work/out" > "$OUT/$name.log" 2>&1
+  # `times` in the subshell gives, on its second line, the user and
+  # system time of its children (timeout, and cayley, which timeout waits
+  # for).
+  (
+    timeout "$LIMIT" "$cayley" run "$@" --memory "$MEMORY" -q --scratch "$work" --out "$work/out" > "$OUT/$name.log" 2>&1
+    rc=$?
+    times > "$OUT/$name.times"
+    exit $rc
+  )
   local rc=$?
   local wall=$(awk "BEGIN{print $(date +%s.%N) - $started}")
+  # Cores the whole process kept busy: its CPU time over its wall time.
+  # A run of N compute threads also has the coordinator, the workers'
+  # gRPC and file threads and the startup's enumeration; a 1-thread run
+  # on 2 cores does those on the second core.
+  awk -v wall="$wall" 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); cpu += 60 * t[1] + t[2] } }
+    END { printf "%.2f", cpu / wall }' "$OUT/$name.times" > "$OUT/$name.cores"
   cp "$work/out/result.json" "$OUT/$name.json" 2>/dev/null
   case $rc in
     0) printf '%.2f' "$wall" ;;
@@ -130,8 +145,8 @@ served() { # NAME K JOB-ARGS...
 echo "machine: $cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), memory budget $MEMORY, scratch $SCRATCH, $(date -u +%F)"
 echo "binary: $cayley ($("$cayley" --version))"
 echo
-echo "| job | threads | wall s$([ "$ROUNDS" -gt 1 ] && echo " (median of $ROUNDS)") | speed-up over 2 threads | threads busy | waiting for the cache |"
-echo "|---|---|---|---|---|---|"
+echo "| job | threads | wall s$([ "$ROUNDS" -gt 1 ] && echo " (median of $ROUNDS)") | speed-up over 2 threads | threads busy | waiting for the cache | cores used |"
+echo "|---|---|---|---|---|---|---|"
 # The median of its arguments (walls; "over" or "failed" when any is).
 median() {
   printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} !/^[0-9.]+$/ {bad = $1}
@@ -158,7 +173,7 @@ for job in ${JOBS:-2x6 4x4 3x5}; do
     fi
     shown=$w
     [ "$ROUNDS" -gt 1 ] && shown="$w (${runs[$t]# })"
-    echo "| $job | $t | $shown | $speedup | $(utilization "$OUT/$job-t$t-r$ROUNDS.json") |"
+    echo "| $job | $t | $shown | $speedup | $(utilization "$OUT/$job-t$t-r$ROUNDS.json") | $(cat "$OUT/$job-t$t-r$ROUNDS.cores" 2>/dev/null || echo -) |"
   done
   unset walls runs
 done
