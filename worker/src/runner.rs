@@ -278,9 +278,9 @@ impl TaskRunner {
     /// the task holds no window of shards in flight, so that the client may
     /// lease another beside it: as soon as the level's sparse map shows
     /// that no shard of the chunk can gain a state, or else once every
-    /// shard is in the file, before the file is finished (its fsync on a
-    /// journaled disk took milliseconds of each task on the 4×4's depth 7,
-    /// while the threads had only the other task's shards to work on).
+    /// shard is in the file, before the file is finished: its fsync and
+    /// rename then overlap the next task (the 4×4's depths 1–6 under a
+    /// durable checkpoint on a journaled disk: 1.74 → 1.66 s, 2 threads).
     /// `on_others_empty` gets, once a
     /// level and as soon as the map is known, the level's other chunks that
     /// gain nothing, for the coordinator to record without their tasks
