@@ -5,8 +5,7 @@ use super::{Digit, FiberLayout};
 use crate::puzzle::perm::Perm;
 use crate::space::rank::{factorial, low_rank, rank_parity, rank_perm, unrank_prefix};
 use crate::space::reduced::keys::{map_mask, Key, MAX_BLOCKS};
-use crate::space::reduced::tables::TableCache;
-use std::sync::Arc;
+use crate::space::reduced::tables::{DigitTable, Local, RowTables, TableCache};
 
 /// How a map gives the inner digits' part of a target index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +38,7 @@ pub struct FiberMap {
 /// An outer source digit: its contribution by value, and where its value
 /// is in the row number.
 struct OuterDigit {
-    table: Arc<Vec<u64>>,
+    table: Local<DigitTable>,
     size: usize,
     radix: u64,
     /// Stride in rows.
@@ -50,7 +49,7 @@ struct OuterDigit {
 enum Inner {
     /// Per forced parity of the row (one table unless halved): contribution
     /// of each inner index.
-    Rows(Arc<Vec<Vec<u64>>>),
+    Rows(Local<RowTables>),
     /// Each inner digit's contribution by value.
     Digits(Vec<InnerDigit>),
 }
@@ -58,7 +57,7 @@ enum Inner {
 /// An inner source digit: its contribution by value, and where its value
 /// is in the inner index.
 struct InnerDigit {
-    table: Arc<Vec<u64>>,
+    table: Local<DigitTable>,
     radix: u64,
     stride: u64,
 }
@@ -181,7 +180,7 @@ impl FiberMap {
             let keys: Vec<DigitKey> = inner_digits.map(digit_key).collect();
             let rows_key: Vec<u8> = keys.iter().flat_map(|k| k.bytes()).copied().collect();
             Inner::Rows(tables.rows(&rows_key, || {
-                let contributions: Vec<Arc<Vec<u64>>> = keys.iter().map(by_rank).collect();
+                let contributions: Vec<Local<DigitTable>> = keys.iter().map(by_rank).collect();
                 row_tables(layout, split, &contributions)
             }))
         };
@@ -287,7 +286,7 @@ impl FiberMap {
 
 /// Contribution of a digit by full rank, for the digit, target digit and
 /// position maps `key` says; from `tables`, built on a miss.
-fn digit_table(layout: &FiberLayout, tables: &TableCache, key: &DigitKey) -> Arc<Vec<u64>> {
+fn digit_table(layout: &FiberLayout, tables: &TableCache, key: &DigitKey) -> Local<DigitTable> {
     tables.digit(key.bytes(), || {
         let d = &layout.digits[key.bytes[0] as usize];
         let td = &layout.digits[key.bytes[1] as usize];
@@ -308,7 +307,7 @@ fn digit_table(layout: &FiberLayout, tables: &TableCache, key: &DigitKey) -> Arc
 
 /// A row's inner tables (one per forced parity when halved) from the
 /// contributions of the inner digits (those from `split` on).
-fn row_tables(layout: &FiberLayout, split: usize, contributions: &[Arc<Vec<u64>>]) -> Vec<Vec<u64>> {
+fn row_tables(layout: &FiberLayout, split: usize, contributions: &[Local<DigitTable>]) -> RowTables {
     let inner: &[Digit] = &layout.digits[split..];
     let parities = if layout.halved { 2 } else { 1 };
     (0..parities)
