@@ -92,10 +92,12 @@ impl StepTable {
     }
 
     fn decode(&self, entry: u32) -> Option<Step> {
-        let value = (entry < ILLEGAL).then_some(entry)?;
+        if entry >= ILLEGAL {
+            return None;
+        }
         Some(Step {
-            source: u64::from(value >> self.symmetry_bits),
-            symmetry: (value & ((1 << self.symmetry_bits) - 1)) as usize,
+            source: u64::from(entry >> self.symmetry_bits),
+            symmetry: (entry & ((1 << self.symmetry_bits) - 1)) as usize,
         })
     }
 }
