@@ -20,7 +20,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Compute the full depth table of a puzzle on this machine (a coordinator
-    /// plus in-process workers over loopback).
+    /// plus in-process workers).
     Run(RunArgs),
     /// Serve a job to `cayley-worker` processes on other machines.
     Serve(ServeArgs),

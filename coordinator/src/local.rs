@@ -1,5 +1,6 @@
-//! A coordinator plus in-process workers over loopback: the engine behind
-//! `cayley run` and `cayley resume`. It is the cluster path, on one machine.
+//! A coordinator plus in-process workers, which call its service directly
+//! (no port, no HTTP/2): the engine behind `cayley run` and `cayley
+//! resume`. It is the cluster path, on one machine.
 
 use crate::cli::LocalArgs;
 use crate::manifest::Manifest;
@@ -139,13 +140,11 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
         // then retried the vanished server for 10 s before giving up.
         return write_results(job, &state, &out, &local, per_worker * workers as u64);
     }
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("http://{}", listener.local_addr()?);
     let token = random_token();
     let mut running = server::start(
         state,
         ServeOptions {
-            listener,
+            listener: None,
             token: Some(token.clone()),
             tls: None,
             lease_secs: 30,
@@ -159,7 +158,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
     let mut set = JoinSet::new();
     for i in 0..workers {
         let config = WorkerConfig {
-            coordinator: url.clone(),
+            coordinator: "this process".to_string(),
             token: Some(token.clone()),
             memory: per_worker,
             threads: (total_threads / workers).max(1),
@@ -169,6 +168,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
             patience: Duration::from_secs(10),
             job: Some(job.clone()),
             write,
+            in_process: Some(running.in_process()),
         };
         set.spawn(run_worker(config));
     }

@@ -51,6 +51,10 @@ pub struct WorkerConfig {
     /// temporary checkpoint of `cayley run`), and the test-only injected
     /// full disk ([`crate::faults`]).
     pub write: WriteOptions,
+    /// The coordinator's service in this process (the workers `cayley
+    /// run` embeds): calls go to it directly, and `coordinator` only names
+    /// it in messages.
+    pub in_process: Option<link::Transport>,
 }
 
 /// How a worker's run ended.
@@ -193,12 +197,15 @@ pub fn job_of(spec: &JobSpec) -> anyhow::Result<Job> {
 /// worker then registers again and goes on, if it still serves the same
 /// job.
 pub async fn run_worker(config: WorkerConfig) -> anyhow::Result<WorkerSummary> {
-    let link = Link::new(
-        &config.coordinator,
-        config.token.as_deref(),
-        config.tls_ca.as_ref(),
-        config.patience,
-    )?;
+    let link = match &config.in_process {
+        Some(transport) => Link::in_process(transport.clone(), config.token.as_deref())?,
+        None => Link::new(
+            &config.coordinator,
+            config.token.as_deref(),
+            config.tls_ca.as_ref(),
+            config.patience,
+        )?,
+    };
     let threads = if config.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {

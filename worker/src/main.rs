@@ -100,6 +100,7 @@ async fn main() {
         job: None,
         // A worker's checkpoint is the job's own: always durable.
         write: args.fault.write_options(true),
+        in_process: None,
     };
     match run_worker(config).await {
         Ok(summary) if summary.finished => {

@@ -88,7 +88,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let mut running = server::start(
             state,
             ServeOptions {
-                listener,
+                listener: Some(listener),
                 token: Some(token),
                 tls,
                 lease_secs: args.lease_secs,

@@ -1,5 +1,6 @@
 //! The coordinator server: serves a [`JobState`] over gRPC until the job
 //! ends, then lets connected workers learn that before shutting down.
+//! Workers in the same process call the same service without the network.
 
 pub mod finish;
 pub mod service;
@@ -7,6 +8,7 @@ pub mod state;
 
 use crate::manifest::JOURNAL_SYNC_INTERVAL;
 use cayley_proto::coordinator_server::CoordinatorServer;
+use cayley_worker::client::link::{in_process_transport, Transport};
 use service::{check_token, publish_end, CoordinatorService};
 use state::{JobState, Phase};
 use std::sync::{Arc, Mutex};
@@ -17,7 +19,9 @@ use tonic::transport::{Identity, Server, ServerTlsConfig};
 
 /// How to serve a job.
 pub struct ServeOptions {
-    pub listener: TcpListener,
+    /// Where workers on the network connect; `None` for a job whose only
+    /// workers are in this process ([`Running::in_process`]).
+    pub listener: Option<TcpListener>,
     pub token: Option<String>,
     /// PEM certificate and key for TLS.
     pub tls: Option<(Vec<u8>, Vec<u8>)>,
@@ -31,7 +35,10 @@ pub struct Running {
     pub state: Arc<Mutex<JobState>>,
     phase_rx: watch::Receiver<Phase>,
     shutdown_tx: watch::Sender<bool>,
-    server: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
+    /// Serves `listener`, when there is one.
+    server: Option<tokio::task::JoinHandle<Result<(), tonic::transport::Error>>>,
+    /// The service itself, for workers in this process.
+    in_process: Transport,
     /// Fsyncs the journal a second after records arrive and expires
     /// leases.
     journal_clock: tokio::task::JoinHandle<()>,
@@ -68,33 +75,51 @@ pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> 
             }
         }
     });
-    let mut builder = Server::builder().http2_keepalive_interval(Some(Duration::from_secs(10)));
-    if let Some((cert, key)) = &options.tls {
-        let identity = Identity::from_pem(cert, key);
-        builder = builder.tls_config(ServerTlsConfig::new().identity(identity))?;
-    }
+    let grpc = CoordinatorServer::with_interceptor(service, check_token(options.token));
+    let in_process = in_process_transport(grpc.clone());
     let (shutdown_tx, mut shutdown_rx) = watch::channel(false);
-    // Without TCP_NODELAY a reply's trailers, written after its body, wait
-    // for the client's delayed ACK: 40 ms on every short call, which was
-    // most of a small job's start and a part of every level.
-    let incoming = tokio_stream::StreamExt::map(
-        tokio_stream::wrappers::TcpListenerStream::new(options.listener),
-        |stream| stream.and_then(|s| s.set_nodelay(true).map(|()| s)),
-    );
-    let router = builder.add_service(CoordinatorServer::with_interceptor(service, check_token(options.token)));
-    let server = tokio::spawn(router.serve_with_incoming_shutdown(incoming, async move {
-        let _ = shutdown_rx.wait_for(|&stop| stop).await;
-    }));
+    let server = match options.listener {
+        None => None,
+        Some(listener) => {
+            let mut builder = Server::builder().http2_keepalive_interval(Some(Duration::from_secs(10)));
+            if let Some((cert, key)) = &options.tls {
+                let identity = Identity::from_pem(cert, key);
+                builder = builder.tls_config(ServerTlsConfig::new().identity(identity))?;
+            }
+            // Without TCP_NODELAY a reply's trailers, written after its
+            // body, wait for the client's delayed ACK: 40 ms on every short
+            // call, which was most of a small job's start and a part of
+            // every level.
+            let incoming =
+                tokio_stream::StreamExt::map(tokio_stream::wrappers::TcpListenerStream::new(listener), |stream| {
+                    stream.and_then(|s| s.set_nodelay(true).map(|()| s))
+                });
+            let router = builder.add_service(grpc);
+            Some(tokio::spawn(router.serve_with_incoming_shutdown(
+                incoming,
+                async move {
+                    let _ = shutdown_rx.wait_for(|&stop| stop).await;
+                },
+            )))
+        }
+    };
     Ok(Running {
         state,
         phase_rx,
         shutdown_tx,
         server,
+        in_process,
         journal_clock,
     })
 }
 
 impl Running {
+    /// The service as workers in this process reach it
+    /// ([`cayley_worker::client::Link::in_process`]).
+    pub fn in_process(&self) -> Transport {
+        self.in_process.clone()
+    }
+
     /// Waits until the job finishes or stops, or `interrupt` fires (then the
     /// job is stopped with that reason).
     pub async fn wait(&mut self, interrupt: impl std::future::Future<Output = String>) -> Phase {
@@ -133,7 +158,9 @@ impl Running {
         }
         self.journal_clock.abort();
         let _ = self.shutdown_tx.send(true);
-        self.server.await??;
+        if let Some(server) = self.server {
+            server.await??;
+        }
         Ok(self.state)
     }
 }

@@ -133,3 +133,71 @@ fn the_token_check_refuses_missing_and_wrong_tokens() {
         .insert("authorization", "Bearer secret".parse().unwrap());
     assert!(check(right).is_ok());
 }
+
+/// The route of the workers `cayley run` embeds: the service called in
+/// this process, token checked, and a report stream that ends without a
+/// result releases its task at once, as a broken connection does.
+#[tokio::test]
+async fn workers_in_this_process_reach_the_service_without_a_network() {
+    use cayley_proto::{task_update, LeaseRequest, TaskUpdate};
+    use cayley_worker::client::Link;
+    let dir = tempfile::tempdir().unwrap();
+    let options = super::ServeOptions {
+        listener: None,
+        token: Some("secret".into()),
+        tls: None,
+        lease_secs: 30,
+        backups: false,
+    };
+    let running = super::start(state(dir.path(), Duration::from_secs(30)), options).unwrap();
+    let register = RegisterRequest {
+        protocol_version: PROTOCOL_VERSION,
+        worker_name: "local".into(),
+        cores: 1,
+        memory_budget: 0,
+    };
+    let mut wrong = Link::in_process(running.in_process(), Some("nope"))
+        .unwrap()
+        .connect_once()
+        .await
+        .unwrap();
+    let refused = wrong.register(register.clone()).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+
+    let mut client = Link::in_process(running.in_process(), Some("secret"))
+        .unwrap()
+        .connect_once()
+        .await
+        .unwrap();
+    let joined = client.register(register).await.unwrap().into_inner();
+    assert_eq!(joined.job.unwrap().puzzle, "loopover:2x4");
+    let lease = LeaseRequest {
+        worker_id: joined.worker_id,
+        coordinator_id: joined.coordinator_id,
+        running_tasks: 0,
+    };
+    let reply = client.lease(lease).await.unwrap().into_inner().reply.unwrap();
+    let leased = task(reply);
+    assert_eq!(running.state.lock().unwrap().leases.len(), 1);
+
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    let progress = TaskUpdate {
+        worker_id: joined.worker_id,
+        lease_id: leased.lease_id,
+        coordinator_id: joined.coordinator_id,
+        update: Some(task_update::Update::Progress(TaskProgress::default())),
+    };
+    tx.send(progress).await.unwrap();
+    drop(tx);
+    let ended = client
+        .report(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .unwrap_err();
+    assert_eq!(ended.code(), tonic::Code::Cancelled);
+    let s = running.state.lock().unwrap();
+    assert!(s.leases.is_empty(), "the task's lease was released");
+    assert!(
+        s.pending.contains(&(leased.from_level, leased.chunk)),
+        "and the task is queued again"
+    );
+}
