@@ -17,8 +17,9 @@
 # Environment: JOBS (default "2x6 4x4 3x5"), THREADS (default: 1 2 4 8 16 …
 #   up to nproc, and nproc), ROUNDS (default 1: each job's thread counts
 #   are run ROUNDS times, interleaved, and the table gives the median wall
-#   with every round's; a VM's wall varies by a tenth between runs of the
-#   same binary), WORKERS (K values, default "2 4"; empty: no K table), MEMORY
+#   with every round's, and each speed-up also round by round (median and
+#   range): a VM's wall varies by a tenth between runs of the same binary,
+#   and drifts between rounds more than within one), WORKERS (K values, default "2 4"; empty: no K table), MEMORY
 #   (default: 20G or half the machine's memory, whichever is less), LIMIT
 #   (seconds per run, default 600: a run past it is reported as such),
 #   SCRATCH (default: whichever of /dev/shm, the temp dir and /var/tmp has
@@ -152,6 +153,19 @@ median() {
   printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} !/^[0-9.]+$/ {bad = $1}
     END {if (bad != "") print bad; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
+# The ratios of two lists of walls round by round: "rounds: median M×,
+# LO–HI×" (empty when a run of either failed).
+round_ratios() { # BASE-WALLS WALLS
+  # shellcheck disable=SC2086
+  paste <(printf '%s\n' $1) <(printf '%s\n' $2) |
+    awk '$1 !~ /^[0-9.]+$/ || $2 !~ /^[0-9.]+$/ {print "bad"; next} {print $1 / $2}' |
+    sort -g | awk '/bad/ {bad = 1} {r[NR] = $1}
+      END {
+        if (bad || NR == 0) exit
+        m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+        printf "rounds: median %.2f×, %.2f–%.2f×", m, r[1], r[NR]
+      }'
+}
 for job in ${JOBS:-2x6 4x4 3x5}; do
   read -r -a args <<< "$(args_of "$job")"
   declare -A walls=() runs=()
@@ -170,6 +184,11 @@ for job in ${JOBS:-2x6 4x4 3x5}; do
     speedup=-
     if [[ "$base" =~ ^[0-9.]+$ && "$w" =~ ^[0-9.]+$ ]]; then
       speedup=$(awk "BEGIN{printf \"%.2f×\", $base / $w}")
+      # Within each round as well: the VM's speed drifts between rounds,
+      # and a round's runs are minutes apart at most.
+      if [ "$ROUNDS" -gt 1 ] && [ "$t" != 2 ]; then
+        speedup="$speedup ($(round_ratios "${runs[2]}" "${runs[$t]}"))"
+      fi
     fi
     shown=$w
     [ "$ROUNDS" -gt 1 ] && shown="$w (${runs[$t]# })"
