@@ -15,6 +15,9 @@ use cayley_coordinator::{cli, commands};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    // While the process has one thread (see the function): `run` and
+    // `resume` embed workers.
+    cayley_worker::runner::prepare_open_files();
     quiet_on_closed_stdout();
     let cli: cli::Cli = cayley_worker::args::parse_args();
     // `serve` logs workers joining and leaving; the other commands only

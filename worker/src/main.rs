@@ -61,8 +61,20 @@ struct Args {
     fault: cayley_worker::faults::DiskFullFault,
 }
 
-#[tokio::main]
-async fn main() {
+fn main() {
+    // Before the runtime's threads exist (see the function).
+    cayley_worker::runner::prepare_open_files();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build();
+    match runtime {
+        Ok(runtime) => runtime.block_on(worker_main()),
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {}", e);
+            std::process::exit(1);
+        }
+    }
+}
+
+async fn worker_main() {
     let args: Args = cayley_worker::args::parse_args();
     if let Err(e) = cayley_worker::logging::init("info", std::env::var("RUST_LOG").ok()) {
         eprintln!("error: {:#}", e);

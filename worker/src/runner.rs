@@ -15,6 +15,8 @@ mod readers;
 mod shard;
 mod store;
 
+pub use readers::prepare_open_files;
+
 use crate::cache::{Bits, CacheStats};
 use crate::slab::{Slab, Slot};
 use cayley_shared::files::checkpoint::CheckpointDir;
