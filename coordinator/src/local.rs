@@ -70,7 +70,7 @@ pub fn run_local(mut task: LocalJob) -> anyhow::Result<Finished> {
         Ok(finished) => {
             // Success: a temporary checkpoint has served its purpose.
             if let Some(dir) = temporary {
-                if let Err(e) = std::fs::remove_dir_all(&dir) {
+                if let Err(e) = CheckpointDir::existing(&dir).remove_all() {
                     tracing::warn!("cannot remove the temporary checkpoint {}: {}", dir.display(), e);
                 }
             }
