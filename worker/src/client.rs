@@ -52,8 +52,8 @@ pub struct WorkerConfig {
     /// full disk ([`crate::faults`]).
     pub write: WriteOptions,
     /// The coordinator's service in this process (the workers `cayley
-    /// run` embeds): calls go to it directly, and `coordinator` only names
-    /// it in messages.
+    /// run` embeds): calls go to it directly, and `coordinator`, `tls_ca`
+    /// and `patience` are not used.
     pub in_process: Option<link::Transport>,
 }
 

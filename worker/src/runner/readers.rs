@@ -97,13 +97,13 @@ pub fn prepare_open_files() {
 /// open files (the rest is for sockets, output files and the other workers
 /// of the process), between 64 and 4,096.
 fn open_file_capacity() -> usize {
-    static LIMIT: OnceLock<u64> = OnceLock::new();
-    let limit = *LIMIT.get_or_init(|| {
+    static CAPACITY: OnceLock<u64> = OnceLock::new();
+    *CAPACITY.get_or_init(|| {
         let limit = raise_open_file_limit();
-        reserve_descriptors(((limit / 4).clamp(64, 4096) + DESCRIPTORS_BESIDE_READERS).min(limit.saturating_sub(1)));
-        limit
-    });
-    (limit / 4).clamp(64, 4096) as usize
+        let capacity = (limit / 4).clamp(64, 4096);
+        reserve_descriptors((capacity + DESCRIPTORS_BESIDE_READERS).min(limit.saturating_sub(1)));
+        capacity
+    }) as usize
 }
 
 /// Descriptors a worker's process holds beside its open chunk files:
