@@ -193,7 +193,7 @@ async fn run_local_async(task: LocalJob) -> anyhow::Result<Finished> {
     } else {
         Duration::from_secs(5)
     };
-    let state = running.shutdown(grace).await?;
+    let state = running.shutdown(grace, None).await?;
     // The server is gone: a worker that has not heard the job is over (one
     // still building its tables, say) would only retry it for 10 s. Files
     // it may still be writing are renamed into place whole, unrecorded.

@@ -17,6 +17,15 @@ use cayley_shared::puzzle::spec_file_text;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// How long after it starts serving the coordinator still answers workers
+/// it has not heard from, when the job ends sooner: worker containers or
+/// tasks started beside it (compose replicas, `srun`) may first call after
+/// a small job is over, and would otherwise find no coordinator and retry
+/// for their whole `--patience` (300 s). docs/cluster.md's compose
+/// command, `loopover:2x5` with two workers: one worker did all 256 tasks
+/// and the other first called 60 ms after the coordinator had exited.
+const LATE_WORKERS: Duration = Duration::from_secs(5);
+
 /// Serves a new or resumed job to remote workers until it finishes or
 /// stops, then writes the results.
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -85,6 +94,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             listener.local_addr()?,
             checkpoint.root().display()
         );
+        let serving_since = tokio::time::Instant::now();
         let mut running = server::start(
             state,
             ServeOptions {
@@ -96,7 +106,8 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             },
         )?;
         let phase = running.wait(server::interrupted()).await;
-        let state = running.shutdown(Duration::from_secs(10)).await?;
+        let answer_until = serving_since + LATE_WORKERS;
+        let state = running.shutdown(Duration::from_secs(10), Some(answer_until)).await?;
         match phase {
             Phase::Finished => {
                 let result = result_of(&state.lock().expect("state"), args.antipodes)?;

@@ -143,15 +143,22 @@ impl Running {
     /// serving. Every worker still alive (not lost) is waited for until it
     /// has asked for work and been told: a slow or briefly stopped worker
     /// that found the coordinator gone would otherwise retry it for its
-    /// whole `--patience` and exit with an error.
-    pub async fn shutdown(self, grace: Duration) -> anyhow::Result<Arc<Mutex<JobState>>> {
+    /// whole `--patience` and exit with an error. Workers not known yet are
+    /// answered until `answer_until` (within `grace`): one started beside
+    /// the coordinator may first call it after a small job has ended.
+    pub async fn shutdown(
+        self,
+        grace: Duration,
+        answer_until: Option<tokio::time::Instant>,
+    ) -> anyhow::Result<Arc<Mutex<JobState>>> {
         let deadline = tokio::time::Instant::now() + grace;
         while tokio::time::Instant::now() < deadline {
             let waiting = {
                 let s = self.state.lock().expect("state");
                 s.workers.iter().any(|(&id, w)| !w.told_over && !s.is_lost(id))
             };
-            if !waiting {
+            let answering = answer_until.is_some_and(|t| tokio::time::Instant::now() < t);
+            if !waiting && !answering {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

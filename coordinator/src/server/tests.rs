@@ -201,3 +201,59 @@ async fn workers_in_this_process_reach_the_service_without_a_network() {
         "and the task is queued again"
     );
 }
+
+/// A worker started beside the coordinator may first call it after a small
+/// job is over: until `answer_until` it is still answered, and told the
+/// job is finished, where it would have found no coordinator.
+#[tokio::test]
+async fn a_worker_calling_just_after_the_end_hears_the_job_is_over() {
+    use cayley_proto::coordinator_client::CoordinatorClient;
+    use cayley_proto::LeaseRequest;
+    let dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let options = super::ServeOptions {
+        listener: Some(listener),
+        token: None,
+        tls: None,
+        lease_secs: 30,
+        backups: false,
+    };
+    let mut finished = state(dir.path(), Duration::from_secs(30));
+    finished.phase = Phase::Finished;
+    let running = super::start(finished, options).unwrap();
+    let started = tokio::time::Instant::now();
+    let answer_until = started + Duration::from_millis(1500);
+    let stopping = tokio::spawn(running.shutdown(Duration::from_secs(10), Some(answer_until)));
+
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut late = CoordinatorClient::connect(format!("http://{}", address)).await.unwrap();
+    let joined = late
+        .register(RegisterRequest {
+            protocol_version: PROTOCOL_VERSION,
+            worker_name: "late".into(),
+            cores: 1,
+            memory_budget: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let lease = LeaseRequest {
+        worker_id: joined.worker_id,
+        coordinator_id: joined.coordinator_id,
+        running_tasks: 0,
+    };
+    match late.lease(lease).await.unwrap().into_inner().reply.unwrap() {
+        lease_reply::Reply::Over(over) => assert!(over.finished, "{:?}", over),
+        other => panic!("expected the job to be over, got {:?}", other),
+    }
+    stopping.await.unwrap().unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(1500),
+        "served until answer_until"
+    );
+    assert!(
+        CoordinatorClient::connect(format!("http://{}", address)).await.is_err(),
+        "and no longer"
+    );
+}
