@@ -332,7 +332,8 @@ impl KeySpace {
             })
             .collect();
         // Sized once: grown push by push, the 4×4 Loopover's 8 MB of
-        // classes were copied and faulted in on one thread for 10–20 ms.
+        // classes were copied and faulted in on one thread (10–20 ms of a
+        // profile).
         let mut all = Vec::with_capacity(found.iter().map(Vec::len).sum());
         found.into_iter().for_each(|part| all.extend(part));
         all
@@ -342,31 +343,25 @@ impl KeySpace {
     /// pruning keeps, in rank order, each as the digits' rank, the slots
     /// still free and the key so far: the least `depth` (never the last
     /// block) with at least `wanted` nodes.
-    ///
-    /// Each node's children are found on the pool too: one after the
-    /// other, the 4×4 Loopover's took 17 ms of the search's wall.
     fn prefixes(&self, wanted: usize) -> (usize, Vec<(u64, u64, Key)>) {
-        use rayon::prelude::*;
         let root = self.every_symmetry_pending();
+        let mut scratch = Vec::with_capacity(root.len());
         let mut nodes = vec![(0u64, self.all_slots(), [0u64; MAX_BLOCKS])];
         let mut depth = 0;
         while nodes.len() < wanted && depth + 1 < self.sizes.len() {
-            let children = |&(rank, free, key): &(u64, u64, Key)| {
-                let mut scratch = Vec::with_capacity(root.len());
+            let mut next = Vec::new();
+            for &(rank, free, key) in &nodes {
                 let mut key = key;
-                let mut kept = Vec::new();
                 for value in 0..self.radices[depth] {
                     key[depth] = self
                         .binomials
                         .unrank(value, free & self.domains[depth], self.sizes[depth]);
                     if self.advance(&key, depth + 1, &root, &mut scratch).is_some() {
-                        kept.push((rank * self.radices[depth] + value, free & !key[depth], key));
+                        next.push((rank * self.radices[depth] + value, free & !key[depth], key));
                     }
                 }
-                kept
-            };
-            let next: Vec<Vec<(u64, u64, Key)>> = nodes.par_iter().map(children).collect();
-            nodes = next.into_iter().flatten().collect();
+            }
+            nodes = next;
             depth += 1;
         }
         (depth, nodes)
@@ -420,7 +415,7 @@ impl KeySpace {
     /// An image decided greater stays greater below this node, for the
     /// blocks that decided it stay fixed there, so its symmetry is dropped:
     /// comparing every symmetry from the first block at every node took
-    /// 0.71–0.93 CPU-seconds of `cayley info loopover:4x4` (128 symmetries).
+    /// 0.70–0.94 CPU-seconds of `cayley info loopover:4x4` (128 symmetries).
     fn advance(&self, key: &Key, fixed: usize, pending: &[Pending], still: &mut Vec<Pending>) -> Option<u32> {
         use std::cmp::Ordering;
         still.clear();
