@@ -3,7 +3,7 @@
 # every thread and at 2, each build, on cold memory first and then on memory touched once
 # (a fresh VM backs guest memory on first use: docs/history.md, "On 16 cores, measured"),
 # the 2×6 unreduced twice (and once cut into 132 shards), `--workers 4`, a deeper 4×4 and
-# the 3×5 at every thread.
+# the 3×5 at every thread, and the machine's ceiling (the 4×4 as 2 and as N 1-thread processes).
 # It needs only the binaries and python3. Layout: `bench/device-prepare.sh [OLD]` (this tree's
 # build in .dev/bin, OLD's in .dev/old, the first-touch probe, these scripts); then, on the
 # many-core machine with .dev/ copied there (carry: [".dev"]): bash .dev/device-compare.sh
@@ -48,6 +48,23 @@ for t in $N 2 $N 2; do
   tm lo26_new_t$t timeout 60 "$NEW" run loopover:2x6 --no-symmetry --threads $t --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
 done
 tm lo26_old_t$N timeout 60 "$OLD" run loopover:2x6 --no-symmetry --threads $N --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
+# The machine's own ceiling for N threads over 2: the 4×4 at 1 thread as 2 and as N separate
+# processes at once, each its own checkpoint. (N/2) × the 2 copies' wall over the N copies' is
+# what N threads could reach over 2 sharing nothing but the machine (clock, caches, memory).
+copies() { # K
+  local k=$1 s i
+  s=$(date +%s.%N)
+  for ((i = 0; i < k; i++)); do
+    rm -rf "$W/c$i"
+    timeout 150 "$NEW" run loopover:4x4 --max-depth $D8 --keep-levels last2 --threads 1 --memory 4G -q \
+      --checkpoint-dir "$W/c$i" --out "$W/c$i/out" > "$L/copies$k-$i.log" 2>&1 &
+  done
+  wait
+  echo "copies$k: WALL $(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $s}") s" | tee -a "$S/summary.txt"
+  rm -rf "$W"/c*
+}
+copies 2
+copies $N
 # The 2×6 cut into 132 shards instead of 12 (its levels are 12 one-shard tasks by default;
 # on 2 cores both cuts take the same time: docs/history.md, "Sparse shards held as lists only").
 for t in $N 2; do
@@ -72,6 +89,11 @@ def walls(name):
     except OSError:
         return {}
     return {int(d): float(w) for d, w in re.findall(r"^depth +(\d+): +\d+ states +([\d.]+) s", text, re.M)}
+summary = open(f"{logs}/../summary.txt", errors="replace").read()
+copies = dict(re.findall(r"^copies(\d+): WALL ([\d.]+) s", summary, re.M))
+if "2" in copies and n in copies:
+    ceiling = int(n) / 2 * float(copies["2"]) / float(copies[n])
+    print(f"ceiling of {n} threads over 2 (separate 1-thread processes): {ceiling:.1f}x")
 many, two = walls(f"new_t{n}"), walls("new_t2")
 for d in sorted(many):
     if d in two and many[d] > 0:

@@ -23,7 +23,10 @@
 #   (default: 20G or half the machine's memory, whichever is less), LIMIT
 #   (seconds per run, default 600: a run past it is reported as such),
 #   SCRATCH (default: whichever of /dev/shm, the temp dir and /var/tmp has
-#   the most room).
+#   the most room), CEILING (copy counts K, default none: K 1-thread runs of
+#   each job at once, each its own process and checkpoint, and K times the
+#   1-thread wall over theirs, the speed-up K threads could reach if they
+#   shared nothing but the machine: its cores' clock, caches and memory).
 # Everything a run prints goes to $OUT (default: a temp dir), one log per run.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -115,6 +118,24 @@ timed_run() { # NAME ARGS...
   esac
 }
 
+# K copies of `cayley run ARGS --threads 1` at once, each in its own
+# scratch folder; prints the wall seconds until the last one ends.
+copies() { # NAME K ARGS...
+  local name=$1 k=$2
+  shift 2
+  local started=$(date +%s.%N) pids=() failed=0
+  for ((i = 0; i < k; i++)); do
+    rm -rf "$work/copy$i"
+    mkdir -p "$work/copy$i"
+    timeout "$LIMIT" "$cayley" run "$@" --threads 1 --memory "$MEMORY" -q --scratch "$work/copy$i" \
+      --out "$work/copy$i/out" > "$OUT/$name-$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  rm -rf "$work"/copy*
+  [ $failed = 0 ] && printf '%.2f' "$(awk "BEGIN{print $(date +%s.%N) - $started}")" || echo failed
+}
+
 # K `cayley-worker` processes of a `cayley serve` on this machine, the
 # threads split evenly; prints the wall seconds of the serve.
 served() { # NAME K JOB-ARGS...
@@ -166,17 +187,29 @@ round_ratios() { # BASE-WALLS WALLS
         printf "rounds: median %.2f×, %.2f–%.2f×", m, r[1], r[NR]
       }'
 }
+declare -A ceilings=()
 for job in ${JOBS:-2x6 4x4 3x5}; do
   read -r -a args <<< "$(args_of "$job")"
   declare -A walls=() runs=()
+  declare -A together=()
   for ((round = 1; round <= ROUNDS; round++)); do
     for t in $THREADS; do
       runs[$t]="${runs[$t]:-} $(timed_run "$job-t$t-r$round" "${args[@]}" --threads "$t")"
+    done
+    for k in ${CEILING:-}; do
+      together[$k]="${together[$k]:-} $(copies "$job-copies$k-r$round" "$k" "${args[@]}")"
     done
   done
   for t in $THREADS; do
     # shellcheck disable=SC2086
     walls[$t]=$(median ${runs[$t]})
+  done
+  for k in ${CEILING:-}; do
+    # Round by round: K × the round's 1-thread wall over the K copies'.
+    # shellcheck disable=SC2086
+    per_copy=$(printf '%s\n' ${together[$k]} | awk -v k="$k" '/^[0-9.]+$/ {printf "%f\n", $1 / k; next} {print}')
+    # shellcheck disable=SC2086
+    ceilings[$job-$k]="$(median ${together[$k]})|$(round_ratios "${runs[1]:-}" "$per_copy")"
   done
   base=${walls[2]:-}
   for t in $THREADS; do
@@ -194,8 +227,21 @@ for job in ${JOBS:-2x6 4x4 3x5}; do
     [ "$ROUNDS" -gt 1 ] && shown="$w (${runs[$t]# })"
     echo "| $job | $t | $shown | $speedup | $(utilization "$OUT/$job-t$t-r$ROUNDS.json") | $(cat "$OUT/$job-t$t-r$ROUNDS.cores" 2>/dev/null || echo -) |"
   done
-  unset walls runs
+  unset walls runs together
 done
+if [ -n "${CEILING:-}" ]; then
+  echo
+  echo "The machine's ceiling: K 1-thread runs at once, each its own process and checkpoint, in the same rounds"
+  echo "(K × the round's 1-thread wall over the K runs' wall; needs THREADS to hold 1):"
+  echo
+  echo "| job | K | wall s of K at once$([ "$ROUNDS" -gt 1 ] && echo " (median of $ROUNDS)") | ceiling of K threads over 1 |"
+  echo "|---|---|---|---|"
+  for job in ${JOBS:-2x6 4x4 3x5}; do
+    for k in $CEILING; do
+      echo "| $job | $k | ${ceilings[$job-$k]%%|*} | ${ceilings[$job-$k]#*|} |"
+    done
+  done
+fi
 [ -n "${WORKERS-2 4}" ] || { echo; echo "logs and result.json of every run: $OUT"; exit 0; }
 echo
 echo "One machine's $cores threads as K workers (the 4×4 to depth 8), against one worker:"
