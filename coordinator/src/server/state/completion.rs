@@ -385,6 +385,11 @@ impl JobState {
             if let Some(j) = self.journal.as_mut() {
                 let _ = j.sync();
             }
+            // Records the sync made durable retire their old chunks now, as
+            // after any sync: otherwise whether a recorded chunk's inputs
+            // are still there after a stop depended on whether the
+            // once-a-second sync had come since it was recorded.
+            self.retire_durable();
             let _ = save_manifest(&self.checkpoint, &self.manifest, self.write);
             self.phase = Phase::Stopped(reason);
         }

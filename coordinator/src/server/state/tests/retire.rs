@@ -101,6 +101,38 @@ fn nothing_is_retired_before_the_record_is_durable_or_under_keep_all() {
     assert!(exists(&all, seen, chunk));
 }
 
+/// A stop syncs the journal, so the records waiting for the clock are
+/// durable and their seen chunks go as after any sync: whether a recorded
+/// chunk's inputs survive a stop no longer depends on when the last
+/// second's sync came (`damaged_checkpoints` counts on it).
+#[test]
+fn a_stop_retires_what_its_sync_made_durable() {
+    let mut h = harness_in_shards("loopover:2x4 --no-symmetry", 2, KeepLevels::Last2);
+    let worker = h.state.register("w".into(), 1, 0);
+    let seen = run_to_first_retiring(&mut h, worker);
+    h.state.journal.as_mut().unwrap().sync().unwrap();
+    let mut waiting = Vec::new();
+    while waiting.len() < 2 {
+        let task = h.lease(worker);
+        let done = h.compute(&task);
+        let holds_states = done.stored > 0;
+        assert_eq!(h.state.complete(worker, task.lease_id, done), Verdict::Accepted);
+        if holds_states {
+            waiting.push(task.chunk);
+        }
+    }
+    assert!(!h.state.journal.as_ref().unwrap().is_synced());
+    assert!(waiting.iter().all(|&c| exists(&h, seen, c)), "within the second");
+    h.state.stop("interrupted".into());
+    assert!(h.state.journal.as_ref().unwrap().is_synced());
+    assert!(waiting.iter().all(|&c| !exists(&h, seen, c)), "retired by the stop");
+    // The resumed level recomputes only the others and ends with the table.
+    reopen(&mut h);
+    h.run_until(worker, usize::MAX);
+    assert_eq!(h.state.phase, Phase::Finished);
+    assert_eq!(h.depths(), published_2x4());
+}
+
 /// The state of a job whose levels `0..counts.len()` are recorded with
 /// these counts and file bytes, without computing anything.
 fn recorded(spec: &str, counts: &[u64], bytes: &[u64]) -> (JobState, tempfile::TempDir) {
