@@ -13,8 +13,8 @@
 //! Three things keep this safe:
 //! - A chunk's old files go only once its record is durable (the journal
 //!   synced, at the latest when 1/[`RETIRE_LAG_SHARE`] of the level's
-//!   chunks wait): a resume recomputes only unrecorded chunks, and theirs
-//!   are still there.
+//!   chunks wait, or when the job stops): a resume recomputes only
+//!   unrecorded chunks, and theirs are still there.
 //! - Only once the level is known to hold states: an empty level ends the
 //!   search without retiring anything, since the antipode walk starts from
 //!   the two levels below it.
@@ -125,7 +125,8 @@ impl JobState {
 
     /// Deletes the old chunks of every recorded chunk of the running level
     /// once the journal holding their records is synced and the level is
-    /// known to hold states. The server calls it after each journal sync.
+    /// known to hold states. The server calls it after each journal sync,
+    /// and a stop after its own.
     pub(super) fn retire_durable(&mut self) {
         let Some(running) = &self.manifest.running else {
             return;
