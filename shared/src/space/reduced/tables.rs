@@ -9,6 +9,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -80,17 +81,58 @@ pub type DigitTable = [u64];
 /// A row's inner tables, one per forced parity.
 pub type RowTables = Vec<Vec<u64>>;
 
+/// Hashes a table's key (a few dozen bytes) eight bytes per multiply.
+/// With the standard hasher (SipHash, built against chosen keys, which
+/// these are not) the threads' front lookups were 4.9 % of a 1-thread 4×4
+/// run to depth 8 (perf samples; 2.1 % of it hashing), with this one 3.5 %.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl KeyHasher {
+    /// An odd constant with well mixed bits (the golden ratio's).
+    const MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
+
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::MULTIPLIER);
+    }
+}
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            self.add(u64::from_le_bytes(word.try_into().expect("eight bytes")));
+        }
+        let mut tail = [0u8; 8];
+        tail[..words.remainder().len()].copy_from_slice(words.remainder());
+        self.add(u64::from_le_bytes(tail));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        // The table picks buckets by the low bits and tells entries apart
+        // by the top seven: fold the well mixed high half into the low.
+        self.0 ^ (self.0 >> 29)
+    }
+}
+
+/// A map by table key.
+type ByKey<V> = HashMap<Vec<u8>, V, BuildHasherDefault<KeyHasher>>;
+
 /// The two kinds of tables by key: handles `D` on digits' tables, `R` on rows'.
 struct Tables<D, R> {
-    digits: HashMap<Vec<u8>, D>,
-    rows: HashMap<Vec<u8>, R>,
+    digits: ByKey<D>,
+    rows: ByKey<R>,
 }
 
 impl<D, R> Default for Tables<D, R> {
     fn default() -> Self {
         Tables {
-            digits: HashMap::new(),
-            rows: HashMap::new(),
+            digits: ByKey::default(),
+            rows: ByKey::default(),
         }
     }
 }
@@ -191,8 +233,8 @@ impl TableCache {
     fn get_or_build<T: ?Sized>(
         &self,
         key: &[u8],
-        at_hand: impl Fn(&mut LocalTables) -> &mut HashMap<Vec<u8>, Local<T>>,
-        shared: impl Fn(&mut SharedTables) -> &mut HashMap<Vec<u8>, Arc<T>>,
+        at_hand: impl Fn(&mut LocalTables) -> &mut ByKey<Local<T>>,
+        shared: impl Fn(&mut SharedTables) -> &mut ByKey<Arc<T>>,
         build: impl FnOnce() -> Arc<T>,
         bytes: impl Fn(&T) -> usize,
     ) -> Local<T> {
@@ -228,7 +270,7 @@ impl TableCache {
     fn shared<T: ?Sized>(
         &self,
         key: &[u8],
-        map: &impl Fn(&mut SharedTables) -> &mut HashMap<Vec<u8>, Arc<T>>,
+        map: &impl Fn(&mut SharedTables) -> &mut ByKey<Arc<T>>,
         build: impl FnOnce() -> Arc<T>,
         bytes: impl Fn(&T) -> usize,
     ) -> Arc<T> {
