@@ -31,6 +31,9 @@ pub struct Completion {
     path: PathBuf,
     id: ChunkId,
     done: TaskDone,
+    /// The task recomputes a chunk of a closed level: decided when the
+    /// result arrives, since its level may close while the file is checked.
+    repair: bool,
 }
 
 /// A reported damaged input whose file is still to be checked.
@@ -105,6 +108,7 @@ impl JobState {
             path: self.checkpoint.chunk_path(key.0 + 1, key.1),
             id: self.chunk_id(key.0 + 1, key.1),
             done,
+            repair: key.0 < self.running_from(),
         })
     }
 
@@ -129,11 +133,14 @@ impl JobState {
             w.evaluations += c.done.evaluations;
             w.busy_secs += c.done.seconds;
         }
-        let running_from = self.manifest.running.as_ref().map_or(u32::MAX, |r| r.from_level);
-        if c.key.0 < running_from {
+        if c.repair {
             return self.finish_repair(c.key, c.done.stored);
         }
-        if self.is_done(c.key) {
+        // Recorded meanwhile by another copy of the task or as a chunk
+        // gaining nothing, perhaps with its level closed since: the same
+        // file, already counted. (Taken for a repair, it was reported as
+        // one, "recomputed and verified", in a run where nothing was.)
+        if self.is_done(c.key) || c.key.0 < self.running_from() {
             return Verdict::Ignored("already recorded".into());
         }
         let io = c.done.io.unwrap_or_default();

@@ -392,6 +392,47 @@ fn an_idle_worker_copies_a_straggler_and_the_first_result_wins() {
     assert_eq!(h.depths(), published_2x4());
 }
 
+/// Warnings, kept for a test to read.
+struct Warnings(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+impl Reporter for Warnings {
+    fn warn(&mut self, message: &str) {
+        self.0.lock().unwrap().push(message.to_string());
+    }
+}
+
+/// A result whose file was being checked while another copy's result
+/// closed its level is a late duplicate: ignored, not taken for a repair
+/// of the closed level (which warned "level 1 chunk 3 recomputed and
+/// verified" in a plain `cayley run loopover:4x4 --max-depth 4`, the
+/// other copy there being the coordinator's record of the chunk as empty).
+#[test]
+fn a_result_checked_while_its_level_closed_is_a_duplicate_not_a_repair() {
+    let (mut h, hands) = harness_with_lease(Duration::from_secs(600));
+    let warnings = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    h.state.reporter = Box::new(Warnings(warnings.clone()));
+    let slow = h.state.register("slow".into(), 1, 0);
+    let fast = h.state.register("fast".into(), 1, 0);
+    let held = all_but_one_done(&mut h, slow, fast);
+    hands.advance(Duration::from_secs(60));
+    let copy = h.lease(fast);
+    assert_eq!(copy.chunk, held.chunk);
+    // Slow's result passes the lease check; its file is checked without
+    // the lock, and meanwhile the copy's result closes level 1.
+    let done = h.compute(&held);
+    let checking = h.state.begin_complete(slow, held.lease_id, done).unwrap();
+    let file = super::completion::check_file(&checking);
+    assert_eq!(file, Ok(()));
+    let copy_done = h.compute(&copy);
+    assert_eq!(h.state.complete(fast, copy.lease_id, copy_done), Verdict::Accepted);
+    assert_eq!(h.state.manifest.levels.len(), 2, "level 1 closed");
+    let verdict = h.state.finish_complete(checking, file);
+    assert!(matches!(verdict, Verdict::Ignored(_)), "{:?}", verdict);
+    let warned = warnings.lock().unwrap().clone();
+    assert!(!warned.iter().any(|w| w.contains("recomputed")), "{:?}", warned);
+    h.run_until(fast, usize::MAX);
+    assert_eq!(h.depths(), published_2x4());
+}
+
 #[test]
 fn no_copy_of_a_task_that_is_on_time_or_when_backups_are_off() {
     let (mut h, hands) = harness_with_lease(Duration::from_secs(600));
