@@ -32,7 +32,7 @@ impl LowTable {
     /// `[(m - 1)!, m!)` for `m = 2 ..= L`, each block in parallel from the
     /// rows below it. For `L = 7` (25 million entries, built by every
     /// unreduced run of a blocked space before its first level) one
-    /// thread took 0.23–0.24 s ranking every entry and takes 0.04–0.05 s
+    /// thread took 0.23–0.32 s ranking every entry and takes 0.035–0.056 s
     /// this way (`cargo run --release -p cayley-shared --example
     /// low_table -- 7 --threads 1`).
     pub fn new(low: usize, even: bool) -> LowTable {
