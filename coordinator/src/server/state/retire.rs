@@ -13,7 +13,8 @@
 //! Three things keep this safe:
 //! - A chunk's old files go only once its record is durable (the journal
 //!   synced, at the latest when 1/[`RETIRE_LAG_SHARE`] of the level's
-//!   chunks wait, or when the job stops): a resume recomputes only
+//!   chunks wait, or when the job stops, or at once for a result recorded
+//!   after the stop): a resume recomputes only
 //!   unrecorded chunks, and theirs are still there.
 //! - Only once the level is known to hold states: an empty level ends the
 //!   search without retiring anything, since the antipode walk starts from
@@ -113,8 +114,12 @@ impl JobState {
         self.retire_waiting.push(chunk);
         // The journal syncs once a second; on short levels that lags a
         // whole level behind, so a sixteenth of the level's chunks waiting
-        // syncs it now: at most 16 more fsyncs a level.
-        if self.retire_waiting.len() as u64 * RETIRE_LAG_SHARE >= self.job.chunking.chunks() {
+        // syncs it now: at most 16 more fsyncs a level. A result recorded
+        // after a stop (a task that was finishing as the job stopped)
+        // syncs at once: the server's clock may not sync again before the
+        // process ends, and its old chunks would stay until a resume.
+        let stopped = self.phase != super::Phase::Running;
+        if stopped || self.retire_waiting.len() as u64 * RETIRE_LAG_SHARE >= self.job.chunking.chunks() {
             if let Some(Err(e)) = self.journal.as_mut().map(|j| j.sync()) {
                 self.stop(format!("cannot record progress: {:#}", e));
                 return;
