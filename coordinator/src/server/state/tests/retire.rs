@@ -18,6 +18,13 @@ fn exists(h: &Harness, level: u32, chunk: u64) -> bool {
     h.state.checkpoint.chunk_path(level, chunk).exists()
 }
 
+/// Runs the job to its end: the published 2×4 table.
+fn finish_with_the_table(h: &mut Harness, worker: u64) {
+    h.run_until(worker, usize::MAX);
+    assert_eq!(h.state.phase, Phase::Finished);
+    assert_eq!(h.depths(), published_2x4());
+}
+
 /// Runs levels until one retires a level chunk by chunk (`last2` keeps
 /// the small early ones whole); returns the level retired.
 fn run_to_first_retiring(h: &mut Harness, worker: u64) -> u32 {
@@ -62,9 +69,7 @@ fn a_seen_chunk_goes_once_its_successor_is_recorded_and_a_resume_finds_the_rest(
     // whose seen sets are still there.
     reopen(&mut h);
     assert_eq!(h.state.done.len(), 2);
-    h.run_until(worker, usize::MAX);
-    assert_eq!(h.state.phase, Phase::Finished);
-    assert_eq!(h.depths(), published_2x4());
+    finish_with_the_table(&mut h, worker);
 }
 
 #[test]
@@ -128,9 +133,7 @@ fn a_stop_retires_what_its_sync_made_durable() {
     assert!(waiting.iter().all(|&c| !exists(&h, seen, c)), "retired by the stop");
     // The resumed level recomputes only the others and ends with the table.
     reopen(&mut h);
-    h.run_until(worker, usize::MAX);
-    assert_eq!(h.state.phase, Phase::Finished);
-    assert_eq!(h.depths(), published_2x4());
+    finish_with_the_table(&mut h, worker);
 }
 
 /// A task finishing just after the job stopped is recorded, and its seen
@@ -158,9 +161,7 @@ fn a_result_recorded_after_a_stop_retires_its_seen_chunk() {
     // The resumed level keeps that record and ends with the table.
     reopen(&mut h);
     assert!(h.state.done.contains_key(&task.chunk));
-    h.run_until(worker, usize::MAX);
-    assert_eq!(h.state.phase, Phase::Finished);
-    assert_eq!(h.depths(), published_2x4());
+    finish_with_the_table(&mut h, worker);
 }
 
 /// The state of a job whose levels `0..counts.len()` are recorded with
