@@ -77,7 +77,8 @@ pub struct PuzzleArgs {
     #[arg(long)]
     pub no_symmetry: bool,
     /// Number of leading pieces (or piece classes) whose slots form the shard key
-    /// (default: chosen so a shard's bit array is at most 8 MiB).
+    /// (default: chosen so a shard's bit array is at most 8 MiB, and a level over
+    /// 8 MiB has at least 64 shards while they stay at least 128 KiB).
     #[arg(long, allow_hyphen_values = true, value_name = "K", value_parser = whole_number::<usize>)]
     pub shard_pieces: Option<usize>,
     /// Shards per task and chunk file (default: chunks of about 64 MiB, and at

@@ -58,6 +58,33 @@ pub const BLOCKS_PER_UNIT: usize = 16;
 /// bigger files (the job's chunking).
 pub const TARGET_SHARD_BYTES: u128 = 8 << 20;
 
+/// Shards a level over [`TARGET_SHARD_BYTES`] is cut into, at least, when
+/// shards of [`MIN_SPLIT_SHARD_BYTES`] or more allow: a shard's fetch,
+/// compression and cache bookkeeping run on one thread, so a level of 12
+/// shards (the 2×6 Loopover unreduced, `pancake:12`) kept at most 4 of them
+/// in flight on 16 threads.
+pub const MIN_SHARDS: u64 = 64;
+
+/// Smallest shard that [`MIN_SHARDS`] cuts a level into: below it a shard's
+/// fixed costs (its file entry, its transitions' set-up, its cache entry)
+/// would show. The 2×6 Loopover unreduced in shards of 4.8 MiB, 444 KiB
+/// and 44 KiB ran equally fast on one and two threads (docs/history.md,
+/// "Enough shards for a node's threads").
+pub const MIN_SPLIT_SHARD_BYTES: u64 = 128 << 10;
+
+/// Whether a plan of `shards` shards of `shard_bytes` bytes is cut one step
+/// finer, into shards of `finer_shard_bytes`: when its shards are over
+/// [`TARGET_SHARD_BYTES`], or when its level is over that size and its
+/// shards too few for a node's threads ([`MIN_SHARDS`]) while the finer
+/// ones stay big enough ([`MIN_SPLIT_SHARD_BYTES`]). A smaller level stays
+/// whole: `pancake:11` (4.8 MiB) in 11 shards, one task each, took 0.32–0.36
+/// s on two threads against 0.25–0.32 s in one.
+pub fn cut_finer(shards: u64, shard_bytes: u64, finer_shard_bytes: u64) -> bool {
+    let level = shards as u128 * shard_bytes as u128;
+    shard_bytes as u128 > TARGET_SHARD_BYTES
+        || (level > TARGET_SHARD_BYTES && shards < MIN_SHARDS && finer_shard_bytes >= MIN_SPLIT_SHARD_BYTES)
+}
+
 /// A plan that cannot be made.
 #[derive(Debug, Error)]
 pub enum LayoutError {
@@ -195,8 +222,15 @@ impl Layout {
             Some(k) if k > key => return Err(LayoutError::BadShardPieces { asked: k, max: key }),
             Some(k) => layout.shard_pieces = k,
             None => {
-                while layout.shard_pieces < key && layout.shard_bytes() as u128 > TARGET_SHARD_BYTES {
-                    layout.shard_pieces += 1;
+                while layout.shard_pieces < key {
+                    let finer = Layout {
+                        shard_pieces: layout.shard_pieces + 1,
+                        ..layout.clone()
+                    };
+                    if !cut_finer(layout.shards(), layout.shard_bytes(), finer.shard_bytes()) {
+                        break;
+                    }
+                    layout = finer;
                 }
             }
         }
@@ -362,6 +396,40 @@ mod tests {
             assert_eq!(l.shards() * l.blocks_per_shard(), l.blocks());
             assert!(l.shard_bytes() as u128 <= TARGET_SHARD_BYTES || l.shard_pieces == l.key_pieces());
         }
+    }
+
+    #[test]
+    fn shards_are_cut_finer_until_a_node_has_enough_or_they_would_be_too_small() {
+        for n in 8..=15 {
+            for even in [false, true] {
+                let l = Layout::plan(n, even, None, 0, None).unwrap();
+                let finer = (l.shard_pieces < l.key_pieces()).then(|| Layout {
+                    shard_pieces: l.shard_pieces + 1,
+                    ..l.clone()
+                });
+                assert!(l.shard_bytes() as u128 <= TARGET_SHARD_BYTES, "{n} {even}: {l:?}");
+                let enough = l.shards() >= MIN_SHARDS || l.level_bytes() as u128 <= TARGET_SHARD_BYTES;
+                let too_small = finer.is_none_or(|f| f.shard_bytes() < MIN_SPLIT_SHARD_BYTES);
+                assert!(enough || too_small, "{n} {even}: {l:?}");
+                // The plan is the coarsest that does this: one step coarser
+                // had shards over the target, or too few of a level over it.
+                if l.shard_pieces > 0 {
+                    let coarser = Layout {
+                        shard_pieces: l.shard_pieces - 1,
+                        ..l.clone()
+                    };
+                    let too_few = coarser.shards() < MIN_SHARDS && l.level_bytes() as u128 > TARGET_SHARD_BYTES;
+                    assert!(too_few || coarser.shard_bytes() as u128 > TARGET_SHARD_BYTES);
+                }
+            }
+        }
+        // 12! (the 2×6 Loopover unreduced, pancake:12): 132 shards of
+        // 444 KiB, no longer 12 of 4.8 MiB; 12!/2 (sliding:3x4) 132 of 225
+        // KiB; 11!, a level of 4.8 MiB, stays one shard.
+        let twelve = Layout::plan(12, false, None, 0, None).unwrap();
+        assert_eq!((twelve.shards(), twelve.shard_bytes()), (132, 720 * 79 * 8));
+        assert_eq!(Layout::plan(12, true, None, 0, None).unwrap().shards(), 132);
+        assert_eq!(Layout::plan(11, false, None, 0, None).unwrap().shards(), 1);
     }
 
     #[test]

@@ -74,8 +74,11 @@ mod tests {
     const GIB: u64 = 1 << 30;
     /// The 4×4 Loopover's item: 29 shards of 40.5 KiB.
     const ITEM_4X4: u64 = 29 * 41_472;
-    /// The 2×6 Loopover unreduced: 21 shards of 4.99 MB.
+    /// A space of 12! in 12 shards of 4.99 MB (the 2×6 Loopover unreduced
+    /// before `layout::MIN_SHARDS`, or with `--shard-pieces 1`): 21 shards.
     const ITEM_2X6: u64 = 21 * 4_989_600;
+    /// The same space in its default plan, 132 shards of 444 KiB.
+    const ITEM_2X6_132: u64 = 21 * 455_040;
 
     #[test]
     fn below_eight_threads_two_tasks_share_a_room_of_64_mib() {
@@ -96,8 +99,14 @@ mod tests {
         assert_eq!(plan.tasks, 4);
         assert!(plan.extra_shards() * ITEM_4X4 <= 4 * (64 << 20));
         assert!(plan.tasks * plan.window >= 8 * 16, "{plan:?}");
-        // Big shards: one each, four tasks.
+        // Big shards: one each, four tasks, so only four shards are
+        // fetched, compressed and settled at once; the 2×6's default plan
+        // holds 28.
         assert_eq!(InFlight::plan(16, ITEM_2X6, 20 * GIB), InFlight { tasks: 4, window: 1 });
+        assert_eq!(
+            InFlight::plan(16, ITEM_2X6_132, 20 * GIB),
+            InFlight { tasks: 4, window: 7 }
+        );
         assert_eq!(InFlight::plan(128, ITEM_4X4, 100 * GIB).tasks, MAX_TASKS_AT_ONCE);
     }
 
