@@ -2,7 +2,7 @@
 # Two builds on a many-core machine in one call of under ten minutes: the 4×4 to depth 8 at
 # every thread and at 2, each build, on cold memory first and then on memory touched once
 # (a fresh VM backs guest memory on first use: docs/history.md, "On 16 cores, measured"),
-# the 2×6 unreduced twice (and once cut into 132 shards), `--workers 4`, a deeper 4×4 and
+# the 2×6 unreduced twice (and once cut into 12 shards, the old plan), `--workers 4`, a deeper 4×4 and
 # the 3×5 at every thread, and the machine's ceiling (the 4×4 as 2 and as N 1-thread processes).
 # It needs only the binaries and python3. Layout: `bench/device-prepare.sh [OLD]` (this tree's
 # build in .dev/bin, OLD's in .dev/old, the first-touch probe, these scripts); then, on the
@@ -65,10 +65,11 @@ copies() { # K
 }
 copies 2
 copies $N
-# The 2×6 cut into 132 shards instead of 12 (its levels are 12 one-shard tasks by default;
-# on 2 cores both cuts take the same time: docs/history.md, "Sparse shards held as lists only").
+# The 2×6 cut into 12 shards, as before `layout::MIN_SHARDS` (its default is now 132 shards in
+# 17 tasks: 28 shards in flight on 16 threads instead of 4; on 2 cores both cuts take the same
+# time: docs/history.md, "Enough shards for a node's threads").
 for t in $N 2; do
-  tm lo26sp2_new_t$t timeout 60 "$NEW" run loopover:2x6 --no-symmetry --shard-pieces 2 --threads $t --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
+  tm lo26sp1_new_t$t timeout 60 "$NEW" run loopover:2x6 --no-symmetry --shard-pieces 1 --threads $t --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
 done
 d8 new_w4 "$NEW" $N --workers 4
 d8 new2_t$N "$NEW" $N
@@ -95,7 +96,7 @@ copies = dict(re.findall(r"^copies(\d+): WALL ([\d.]+) s", summary, re.M))
 if "2" in copies and n in copies:
     ceiling = int(n) / 2 * float(copies["2"]) / float(copies[n])
     print(f"ceiling of {n} threads over 2 (separate 1-thread processes): {ceiling:.1f}x")
-for job, prefix in (("4x4 to depth 8", ""), ("2x6 unreduced", "lo26_")):
+for job, prefix in (("4x4 to depth 8", ""), ("2x6 unreduced", "lo26_"), ("2x6 in 12 shards", "lo26sp1_")):
     many, two = walls(f"{prefix}new_t{n}"), walls(f"{prefix}new_t2")
     print(f"{job}, each level:")
     for d in sorted(many):
