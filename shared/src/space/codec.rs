@@ -35,10 +35,16 @@ mod tail;
 mod twists;
 
 use crate::space::colex::Binomials;
-use crate::space::layout::cut_finer;
 use grouped::GroupRanking;
 pub use twists::LowTables;
 use twists::{order_for_low_part, unrank_low, TwistKind, TwistOrbit};
+
+/// Shards are sized to hold at most this many bits when `k` is automatic.
+/// Unlike the block layout's, a coded level is not cut further toward
+/// `layout::MIN_SHARDS`: twsearch's `tangram` in 30 shards instead of 6
+/// took 1.70–2.13 s on 2 threads against 1.43–1.96 s, medians 1.81 and
+/// 1.67 s (docs/history.md, "Enough shards for a node's threads").
+const TARGET_SHARD_BITS: u64 = (crate::space::layout::TARGET_SHARD_BYTES as u64) * 8;
 
 /// Largest number of slots a coded state may have (slot sets are `u64` masks).
 pub const MAX_CODED_SLOTS: usize = 64;
@@ -222,16 +228,9 @@ impl Codec {
             Some(k) if k > max => return Err(CodecError::BadShardPieces { asked: k, max }),
             Some(k) => codec.set_shard_classes(k),
             None => {
-                // Shards as the block layout sizes them (`cut_finer`).
-                let bytes = |codec: &Codec| codec.shard_states().div_ceil(64) * 8;
                 codec.set_shard_classes(0);
-                while codec.shard_classes < max {
-                    let (shards, shard_bytes) = (codec.shards, bytes(&codec));
+                while codec.shard_classes < max && codec.shard_states() > TARGET_SHARD_BITS {
                     codec.set_shard_classes(codec.shard_classes + 1);
-                    if !cut_finer(shards, shard_bytes, bytes(&codec)) {
-                        codec.set_shard_classes(codec.shard_classes - 1);
-                        break;
-                    }
                 }
             }
         }

@@ -62,7 +62,8 @@ pub const TARGET_SHARD_BYTES: u128 = 8 << 20;
 /// shards of [`MIN_SPLIT_SHARD_BYTES`] or more allow: a shard's fetch,
 /// compression and cache bookkeeping run on one thread, so a level of 12
 /// shards (the 2×6 Loopover unreduced, `pancake:12`) kept at most 4 of them
-/// in flight on 16 threads.
+/// in flight on 16 threads. The block layout only: coded spaces cut finer
+/// ran slower on 2 threads (`codec::TARGET_SHARD_BITS`).
 pub const MIN_SHARDS: u64 = 64;
 
 /// Smallest shard that [`MIN_SHARDS`] cuts a level into: below it a shard's

@@ -129,17 +129,3 @@ fn refuses_what_cannot_be_ranked() {
     };
     assert!(Codec::plan(&small, Some(5)).is_err());
 }
-
-#[test]
-fn a_coded_space_in_few_shards_is_cut_finer_while_they_stay_big_enough() {
-    // 8 distinct pieces tracked among 16 slots: 16·15·…·9 = 518,918,400
-    // states, 65 MB a level. The target size alone cuts it by the first
-    // class, into 16 shards of 4 MB; the second cuts 240 of 270 KB, the
-    // third would cut 3,360 of 19 KB, too small.
-    let cycle = ((1..16).chain([0]).collect::<Vec<u8>>(), vec![]);
-    let swap = ([1, 0].into_iter().chain(2..16).collect::<Vec<u8>>(), vec![]);
-    let cells: Vec<u8> = (0..16).map(|s| s.min(8)).collect();
-    let c = codec(&cells, &[0; 16], &[1; 16], &[cycle, swap], None);
-    assert_eq!(c.states(), (9..=16).product::<u128>());
-    assert_eq!(c.shards(), 240);
-}
