@@ -78,8 +78,8 @@ pub const MIN_SPLIT_SHARD_BYTES: u64 = 128 << 10;
 /// [`TARGET_SHARD_BYTES`], or when its level is over that size and its
 /// shards too few for a node's threads ([`MIN_SHARDS`]) while the finer
 /// ones stay big enough ([`MIN_SPLIT_SHARD_BYTES`]). A smaller level stays
-/// whole: `pancake:11` (4.8 MiB) in 11 shards, one task each, took 0.32–0.36
-/// s on two threads against 0.25–0.32 s in one.
+/// whole: `pancake:11` (4.8 MiB a level) cut into 11 shards, one task
+/// each, took 0.32–0.36 s on two threads against 0.25–0.32 s as one shard.
 pub fn cut_finer(shards: u64, shard_bytes: u64, finer_shard_bytes: u64) -> bool {
     let level = shards as u128 * shard_bytes as u128;
     shard_bytes as u128 > TARGET_SHARD_BYTES
