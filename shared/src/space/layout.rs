@@ -224,10 +224,7 @@ impl Layout {
             Some(k) => layout.shard_pieces = k,
             None => {
                 while layout.shard_pieces < key {
-                    let finer = Layout {
-                        shard_pieces: layout.shard_pieces + 1,
-                        ..layout.clone()
-                    };
+                    let finer = layout.with_shard_pieces(layout.shard_pieces + 1);
                     if !cut_finer(layout.shards(), layout.shard_bytes(), finer.shard_bytes()) {
                         break;
                     }
@@ -236,6 +233,14 @@ impl Layout {
             }
         }
         Ok(layout)
+    }
+
+    /// The same layout with `k` shard pieces.
+    fn with_shard_pieces(&self, k: usize) -> Layout {
+        Layout {
+            shard_pieces: k,
+            ..self.clone()
+        }
     }
 
     /// Number of pieces in the block key.
@@ -404,10 +409,7 @@ mod tests {
         for n in 8..=15 {
             for even in [false, true] {
                 let l = Layout::plan(n, even, None, 0, None).unwrap();
-                let finer = (l.shard_pieces < l.key_pieces()).then(|| Layout {
-                    shard_pieces: l.shard_pieces + 1,
-                    ..l.clone()
-                });
+                let finer = (l.shard_pieces < l.key_pieces()).then(|| l.with_shard_pieces(l.shard_pieces + 1));
                 assert!(l.shard_bytes() as u128 <= TARGET_SHARD_BYTES, "{n} {even}: {l:?}");
                 let enough = l.shards() >= MIN_SHARDS || l.level_bytes() as u128 <= TARGET_SHARD_BYTES;
                 let too_small = finer.is_none_or(|f| f.shard_bytes() < MIN_SPLIT_SHARD_BYTES);
@@ -415,10 +417,7 @@ mod tests {
                 // The plan is the coarsest that does this: one step coarser
                 // had shards over the target, or too few of a level over it.
                 if l.shard_pieces > 0 {
-                    let coarser = Layout {
-                        shard_pieces: l.shard_pieces - 1,
-                        ..l.clone()
-                    };
+                    let coarser = l.with_shard_pieces(l.shard_pieces - 1);
                     let too_few = coarser.shards() < MIN_SHARDS && l.level_bytes() as u128 > TARGET_SHARD_BYTES;
                     assert!(too_few || coarser.shard_bytes() as u128 > TARGET_SHARD_BYTES);
                 }
