@@ -83,9 +83,14 @@ pub struct IoTotals {
     pub load_seconds: f64,
     pub compute_seconds: f64,
     pub write_seconds: f64,
+    /// Seconds the tasks spent closing their files (index, header, fsync,
+    /// rename), summed: off the workers' pools, overlapping other tasks'
+    /// work. Records made before it was kept apart count it in
+    /// `write_seconds`.
+    pub close_seconds: f64,
     /// Worker thread-seconds working out which shards each target reads,
     /// and the rest of the tasks; with the three above, they add up to
-    /// `busy_seconds` plus each task's start and end (its file's fsync).
+    /// `busy_seconds` plus each task's start.
     pub sources_seconds: f64,
     pub other_seconds: f64,
     /// Of `other_seconds`, thread-seconds spent waiting for a worker's
@@ -121,6 +126,7 @@ impl IoTotals {
         self.load_seconds += o.load_seconds;
         self.compute_seconds += o.compute_seconds;
         self.write_seconds += o.write_seconds;
+        self.close_seconds += o.close_seconds;
         self.sources_seconds += o.sources_seconds;
         self.other_seconds += o.other_seconds;
         self.wait_seconds += o.wait_seconds;

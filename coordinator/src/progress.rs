@@ -62,7 +62,7 @@ impl Reporter for LevelBars {
                 None => String::new(),
             };
             stderr_line(format_args!(
-                "depth {:>3}: {:>16} states  {:>8.2} s  {:>14}  (thread s: {:.1} load, {:.1} sources, {:.1} compute, {:.1} write, {:.1} other, {:.1} of it waiting; hit rate {:.2}{})",
+                "depth {:>3}: {:>16} states  {:>8.2} s  {:>14}  (thread s: {:.1} load, {:.1} sources, {:.1} compute, {:.1} write, {:.1} other, {:.1} of it waiting; {:.1} s closing files; hit rate {:.2}{})",
                 depth,
                 count,
                 seconds,
@@ -73,6 +73,7 @@ impl Reporter for LevelBars {
                 io.write_seconds,
                 io.other_seconds,
                 io.wait_seconds,
+                io.close_seconds,
                 io.hit_rate(),
                 busy
             ));

@@ -39,4 +39,14 @@ fn a_worker_smaller_than_a_level_finishes_within_its_budget() {
     let level = &io[densest];
     assert!(level["cache_hit_rate"].as_f64().unwrap() < 1.0, "{}", level);
     assert!(level["bytes_read"].as_u64().unwrap() > 0, "{}", level);
+    // Every level's tasks closed their files, timed apart from writing
+    // (reported by the worker, summed by the coordinator).
+    for (depth, level) in io.iter().enumerate().skip(1) {
+        assert!(
+            level["close_seconds"].as_f64().unwrap() > 0.0,
+            "depth {}: {}",
+            depth,
+            level
+        );
+    }
 }

@@ -52,7 +52,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
     }
     if let Some(io) = reply.level_io.filter(|io| io.lookups > 0) {
         println!(
-            "inputs    {} read from the checkpoint, cache hit rate {:.1}%, thread seconds: {:.1} loading, {:.1} finding sources, {:.1} computing, {:.1} writing, {:.1} other ({:.1} of it waiting for a worker's cache); {:.1} worker seconds idle",
+            "inputs    {} read from the checkpoint, cache hit rate {:.1}%, thread seconds: {:.1} loading, {:.1} finding sources, {:.1} computing, {:.1} writing, {:.1} other ({:.1} of it waiting for a worker's cache); {:.1} worker seconds idle, {:.1} s closing files",
             human_bytes(io.bytes_read as u128),
             100.0 * io.hits as f64 / io.lookups as f64,
             io.load_seconds,
@@ -61,7 +61,8 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
             io.write_seconds,
             io.other_seconds,
             io.wait_seconds,
-            io.idle_seconds
+            io.idle_seconds,
+            io.close_seconds
         );
     }
     println!("depths    {:?}", reply.depths);

@@ -60,6 +60,7 @@ fn io() -> IoTotals {
         load_seconds: 0.25,
         compute_seconds: 1.5,
         write_seconds: 0.125,
+        close_seconds: 0.75,
         sources_seconds: 0.5,
         other_seconds: 0.0625,
         wait_seconds: 0.03125,

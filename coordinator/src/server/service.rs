@@ -278,6 +278,7 @@ fn status_of(s: &JobState, lease_secs: u32) -> StatusReply {
             load_seconds: s.level_io().load_seconds,
             compute_seconds: s.level_io().compute_seconds,
             write_seconds: s.level_io().write_seconds,
+            close_seconds: s.level_io().close_seconds,
             sources_seconds: s.level_io().sources_seconds,
             other_seconds: s.level_io().other_seconds,
             wait_seconds: s.level_io().wait_seconds,

@@ -199,6 +199,7 @@ pub fn done_message(r: &TaskResult) -> TaskDone {
             load_seconds: r.io.cache.load_seconds,
             compute_seconds: r.io.compute_seconds,
             write_seconds: r.io.write_seconds,
+            close_seconds: r.io.close_seconds,
             sources_seconds: r.io.sources_seconds,
             other_seconds: r.io.other_seconds,
             wait_seconds: r.io.wait_seconds,

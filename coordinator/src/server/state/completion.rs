@@ -161,6 +161,7 @@ impl JobState {
                 load_seconds: io.load_seconds,
                 compute_seconds: io.compute_seconds,
                 write_seconds: io.write_seconds,
+                close_seconds: io.close_seconds,
                 sources_seconds: io.sources_seconds,
                 other_seconds: io.other_seconds,
                 wait_seconds: io.wait_seconds,
