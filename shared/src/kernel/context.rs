@@ -188,7 +188,22 @@ impl SearchContext {
         out: &mut [u64],
         on_unit: &(dyn Fn(u64) + Sync),
     ) -> TaskStats {
-        match (&self.job.space, &self.kernel) {
+        self.expand_listing(shard, inputs, out, on_unit, 0).0
+    }
+
+    /// [`Self::expand`], with the positions of the states found when the
+    /// kernel listed them on the way (while they are at most `list_up_to`;
+    /// the reduced space's top-down pass does): a caller that stores a
+    /// sparse shard as its list then need not scan the words for them.
+    pub fn expand_listing(
+        &self,
+        shard: u64,
+        inputs: &ShardInputs,
+        out: &mut [u64],
+        on_unit: &(dyn Fn(u64) + Sync),
+        list_up_to: u64,
+    ) -> (TaskStats, Option<Vec<u32>>) {
+        let stats = match (&self.job.space, &self.kernel) {
             (Space::Blocks(layout), KernelData::Blocks { table, occupancy, .. }) => {
                 let transitions = self.transitions(layout, shard);
                 let frontier = Frontier::new(layout, &inputs.sources, occupancy);
@@ -216,13 +231,14 @@ impl SearchContext {
                 expand_coded(&task, out, on_unit)
             }
             (Space::Reduced(space), KernelData::Reduced(moves)) => {
-                expand_reduced(space, moves, shard, inputs, out, on_unit)
+                return expand_reduced(space, moves, shard, inputs, out, on_unit, list_up_to);
             }
             (Space::Oriented(space), KernelData::Oriented(moves)) => {
                 expand_oriented(space, moves, shard, inputs, out, on_unit)
             }
             _ => unreachable!("the kernel data matches the space"),
-        }
+        };
+        (stats, None)
     }
 }
 

@@ -30,7 +30,9 @@ use crate::space::reduced::ReducedSpace;
 pub use steps::{ReducedMoves, Step};
 
 /// Computes `F_{d+1}(shard)` into `out` (fully overwritten); `on_unit` gets
-/// the states found (a shard is one unit of progress).
+/// the states found (a shard is one unit of progress). Top-down on one
+/// thread also lists the states found while they are at most
+/// `list_up_to` (`None` otherwise: a caller lists `out` itself).
 pub fn expand_reduced(
     space: &ReducedSpace,
     moves: &ReducedMoves,
@@ -38,7 +40,8 @@ pub fn expand_reduced(
     inputs: &ShardInputs,
     out: &mut [u64],
     on_unit: &(dyn Fn(u64) + Sync),
-) -> TaskStats {
+    list_up_to: u64,
+) -> (TaskStats, Option<Vec<u32>>) {
     // Moves whose source shard is empty can neither mark nor hit a state:
     // leaving them out saves building their maps (most moves of a shard on
     // a sparse level). Counts come with the sources.
@@ -64,32 +67,32 @@ pub fn expand_reduced(
         shard,
         inputs,
     };
-    let mut stats = if unseen == 0 || sources == 0 {
+    let (mut stats, positions) = if unseen == 0 || sources == 0 {
         out.fill(0);
-        TaskStats::default()
+        (TaskStats::default(), None)
     } else if unseen <= bottom_up_limit {
         // Densest sources first: a state stops at its first hit, and a
         // dense source hits most often.
         steps.sort_by_key(|s| std::cmp::Reverse(s.2));
         let started = std::time::Instant::now();
-        let stats = bottom_up::expand(&task, &steps, out);
+        let mut stats = bottom_up::expand(&task, &steps, out);
         moves
             .costs
             .record_bottom_up(started.elapsed().as_nanos() as u64, stats.evaluations, unseen);
-        stats
+        stats.found = crate::space::bits::popcount(out);
+        (stats, None)
     } else {
         let started = std::time::Instant::now();
-        let stats = top_down::expand(&task, &steps, sources, out);
+        let (stats, positions) = top_down::expand(&task, &steps, sources, out, list_up_to);
         moves
             .costs
             .record_top_down(started.elapsed().as_nanos() as u64, stats.evaluations);
-        stats
+        (stats, positions)
     };
-    stats.found = crate::space::bits::popcount(out);
     on_unit(stats.found);
     // `unseen` is exact, or so large that top-down is the cheaper bound.
     stats.cheaper_bound = sources.min(unseen * steps.len() as u64);
-    stats
+    (stats, positions)
 }
 
 /// What both directions read for one target shard.

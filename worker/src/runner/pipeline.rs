@@ -334,8 +334,8 @@ impl<'a> Task<'a> {
         let preparing = Instant::now();
         totals.compute += (preparing - computing).as_secs_f64();
         let prepared = match found {
-            Some(found) => {
-                let (prepared, classes) = prepare(runner, shard, &gathered.output, found.found)
+            Some((found, listed)) => {
+                let (prepared, classes) = prepare(runner, shard, &gathered.output, found.found, listed)
                     .map_err(|e| TaskError::Other(format!("compressing a shard of level {}: {}", from_level + 1, e)))?;
                 totals.kernel = totals.kernel.plus(found);
                 totals.states += found.found * runner.ctx.job.space.weight(shard);

@@ -9,7 +9,7 @@ use super::level::LevelView;
 use super::{TaskError, TaskRunner};
 use crate::cache::{Bits, CacheStats, Seen};
 use crate::slab::Slot;
-use cayley_shared::files::format::PreparedShard;
+use cayley_shared::files::format::{list, PreparedShard};
 use cayley_shared::kernel::task::{ShardInputs, SourceBits, TaskStats};
 use std::collections::BTreeSet;
 
@@ -194,16 +194,17 @@ fn reaches_nothing(gathered: &Gathered) -> bool {
     gathered.sources.iter().all(|(_, w)| w.count() == 0)
 }
 
-/// `F_{d+1}(B)` of one gathered shard into its output; `None`, with the
-/// output untouched, when `B` gains nothing. `split` lets the kernel spread
-/// the shard over the pool (the last shards of a task, when fewer are left
-/// than threads).
+/// `F_{d+1}(B)` of one gathered shard into its output, with the positions
+/// of its states when the kernel listed them (a shard few enough to be
+/// stored as its list); `None`, with the output untouched, when `B` gains
+/// nothing. `split` lets the kernel spread the shard over the pool (the
+/// last shards of a task, when fewer are left than threads).
 pub(super) fn expand(
     runner: &TaskRunner,
     gathered: &mut Gathered,
     split: bool,
     on_unit: &(dyn Fn(u64) + Sync),
-) -> Option<TaskStats> {
+) -> Option<(TaskStats, Option<Vec<u32>>)> {
     let ctx = &runner.ctx;
     if reaches_nothing(gathered) {
         (0..ctx.job.space.units_per_shard()).for_each(|_| on_unit(0));
@@ -227,18 +228,21 @@ pub(super) fn expand(
         current: gathered.current.words(),
         split,
     };
-    Some(ctx.expand(gathered.shard, &inputs, &mut gathered.output, on_unit))
+    let list_up_to = list::most_listed(gathered.output.len() as u64 * 64);
+    Some(ctx.expand_listing(gathered.shard, &inputs, &mut gathered.output, on_unit, list_up_to))
 }
 
-/// A computed output of `found` set bits (the kernel's count) checksummed
-/// and listed or compressed for writing, with its classes of states.
+/// A computed output of `found` set bits (the kernel's count, and its list
+/// of them if it made one) checksummed and listed or compressed for
+/// writing, with its classes of states.
 pub(super) fn prepare(
     runner: &TaskRunner,
     shard: u64,
     output: &[u64],
     found: u64,
+    listed: Option<Vec<u32>>,
 ) -> std::io::Result<(PreparedShard, u64)> {
-    let prepared = PreparedShard::counted(output, found)?;
+    let prepared = PreparedShard::counted_listed(output, found, listed)?;
     let classes = match found {
         0 => 0,
         _ => runner.ctx.job.space.classes_in(shard, output, prepared.popcount()),

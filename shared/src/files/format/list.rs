@@ -22,7 +22,17 @@ pub const LIST_DENSITY: u64 = 64;
 /// Whether a shard of `bits` bits, `popcount` of them set, is stored as
 /// its list.
 pub fn listed(popcount: u64, bits: u64) -> bool {
-    popcount > 0 && popcount <= bits / LIST_DENSITY && bits <= 1 << 32
+    popcount > 0 && popcount <= most_listed(bits)
+}
+
+/// The most set bits a shard of `bits` bits is stored as its list with (0
+/// for shards too big for 32-bit positions).
+pub fn most_listed(bits: u64) -> u64 {
+    if bits <= 1 << 32 {
+        bits / LIST_DENSITY
+    } else {
+        0
+    }
 }
 
 /// The stored bytes of the positions `positions` (ascending, distinct).

@@ -71,6 +71,15 @@ impl PreparedShard {
     /// counted) and in every reader for the others (a reader checks the
     /// popcount of the words it reads).
     pub fn counted(words: &[u64], popcount: u64) -> io::Result<PreparedShard> {
+        PreparedShard::counted_listed(words, popcount, None)
+    }
+
+    /// [`Self::counted`] of `words` whose set bits the caller has listed
+    /// too (`positions`, ascending: a kernel lists a sparse output's as it
+    /// makes them), used when the shard is stored as its list instead of
+    /// listing the words again. A list of another length than `popcount`
+    /// fails here, as a wrong count does.
+    pub fn counted_listed(words: &[u64], popcount: u64, positions: Option<Vec<u32>>) -> io::Result<PreparedShard> {
         debug_assert_eq!(popcount, crate::space::bits::popcount(words));
         let mut prepared = PreparedShard {
             words: words.len(),
@@ -83,7 +92,13 @@ impl PreparedShard {
             return Ok(prepared);
         }
         if list::listed(popcount, words.len() as u64 * 64) {
-            let positions = crate::space::bits::positions(words, popcount);
+            let positions = match positions {
+                Some(listed) => {
+                    debug_assert_eq!(listed, crate::space::bits::positions(words, popcount));
+                    listed
+                }
+                None => crate::space::bits::positions(words, popcount),
+            };
             if positions.len() as u64 != popcount {
                 return Err(io::Error::other(format!(
                     "a shard counted {} set bits holds {}",

@@ -214,7 +214,7 @@ fn every_direction_finds_what_brute_force_finds() {
                     inputs: &inputs,
                 };
                 let mut out = vec![u64::MAX; space.shard_words()];
-                let stats = top_down::expand(&task, &steps, sources_total, &mut out);
+                let (stats, kernel_list) = top_down::expand(&task, &steps, sources_total, &mut out, u64::MAX);
                 assert_eq!(
                     out, expected,
                     "{} shard {}: top-down, split {}, listed {:?}",
@@ -224,6 +224,34 @@ fn every_direction_finds_what_brute_force_finds() {
                     stats.evaluations, sources_total,
                     "top-down expands every source bit once"
                 );
+                // Its count and list of the states found, against the
+                // expected words bit by bit; no list past the limit.
+                let want: Vec<u32> = (0..expected.len() * 64)
+                    .filter(|&i| expected[i / 64] >> (i % 64) & 1 == 1)
+                    .map(|i| i as u32)
+                    .collect();
+                assert_eq!(
+                    stats.found,
+                    want.len() as u64,
+                    "{} shard {}: top-down's count",
+                    spec,
+                    shard
+                );
+                assert_eq!(
+                    kernel_list.as_deref(),
+                    Some(&want[..]),
+                    "{} shard {}: top-down's list",
+                    spec,
+                    shard
+                );
+                for limit in [0, want.len() as u64, (want.len() as u64).saturating_sub(1)] {
+                    let mut out = vec![u64::MAX; space.shard_words()];
+                    let (stats, kernel_list) = top_down::expand(&task, &steps, sources_total, &mut out, limit);
+                    assert_eq!(out, expected);
+                    assert_eq!(stats.found, want.len() as u64);
+                    let kept = limit > 0 && want.len() as u64 <= limit;
+                    assert_eq!(kernel_list, kept.then(|| want.clone()), "limit {}", limit);
+                }
                 let mut out = vec![u64::MAX; space.shard_words()];
                 bottom_up::expand(&task, &steps, &mut out);
                 assert_eq!(
@@ -232,12 +260,14 @@ fn every_direction_finds_what_brute_force_finds() {
                     spec, shard, split, listed
                 );
                 let mut out = vec![u64::MAX; space.shard_words()];
-                let stats = expand_reduced(&space, &moves, shard, &inputs, &mut out, &|_| {});
+                let (stats, kernel_list) = expand_reduced(&space, &moves, shard, &inputs, &mut out, &|_| {}, u64::MAX);
                 assert_eq!(out, expected, "{} shard {}: expand_reduced", spec, shard);
                 assert_eq!(
                     stats.found,
                     expected.iter().map(|w| u64::from(w.count_ones())).sum::<u64>()
                 );
+                // Listed when top-down ran (bottom-up leaves it to the caller).
+                assert!(kernel_list.is_none_or(|l| l == want), "{} shard {}", spec, shard);
             }
         }
     }

@@ -16,26 +16,62 @@ const ROWS_PER_TASK: usize = 16;
 const SEQUENTIAL_SOURCE_BITS: u64 = 1 << 14;
 
 /// Marks the successors of the `steps`' sources (`sources` bits in all)
-/// and keeps those not seen before in `out`.
-pub(crate) fn expand(task: &Expansion, steps: &[(usize, Step, u64)], sources: u64, out: &mut [u64]) -> TaskStats {
+/// and keeps those not seen before in `out`, with their count and, while
+/// there are at most `list_up_to`, their positions.
+pub(crate) fn expand(
+    task: &Expansion,
+    steps: &[(usize, Step, u64)],
+    sources: u64,
+    out: &mut [u64],
+    list_up_to: u64,
+) -> (TaskStats, Option<Vec<u32>>) {
     let evaluations = if task.inputs.split && sources >= SEQUENTIAL_SOURCE_BITS {
         mark_pooled(task, steps, out)
     } else {
         mark_here(task, steps, out)
     };
-    // Only marked words need the earlier levels: on a sparse level most
-    // words of the output are zero, and reading `F_{d-1}(B)` and `F_d(B)`
-    // whole for them was 6% of the 4×4's time to depth 8.
-    for (w, o) in out.iter_mut().enumerate() {
-        if *o != 0 {
-            *o &= task.unseen_word(w);
-        }
-    }
-    TaskStats {
+    let (found, positions) = keep_unseen(task, out, list_up_to);
+    let stats = TaskStats {
+        found,
         evaluations,
         top_down_blocks: 1,
         ..TaskStats::default()
+    };
+    (stats, positions)
+}
+
+/// Clears from the marks in `out` the states seen before; returns the
+/// states left and, while they are at most `list_up_to`, their positions.
+///
+/// One pass does all three: only marked words need the earlier levels (on
+/// a sparse level most words of the output are zero, and reading
+/// `F_{d-1}(B)` and `F_d(B)` whole for them was 6% of the 4×4's time to
+/// depth 8), and the words left are counted and listed as they are kept.
+/// Counting and listing them in passes of their own read the shard twice
+/// more: listing alone was 8% of a 1-thread 4×4 run's depth 8 (`perf`),
+/// where a shard of 5,184 words gains about 70 states.
+fn keep_unseen(task: &Expansion, out: &mut [u64], list_up_to: u64) -> (u64, Option<Vec<u32>>) {
+    let mut found = 0u64;
+    let mut positions = (list_up_to > 0).then(Vec::new);
+    for (w, o) in out.iter_mut().enumerate() {
+        if *o == 0 {
+            continue;
+        }
+        *o &= task.unseen_word(w);
+        found += u64::from(o.count_ones());
+        if let Some(list) = &mut positions {
+            if found > list_up_to {
+                positions = None;
+                continue;
+            }
+            let mut bits = *o;
+            while bits != 0 {
+                list.push((w * 64) as u32 + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+        }
     }
+    (found, positions)
 }
 
 /// Marks on this thread, straight into `out`.
