@@ -30,9 +30,9 @@ use crate::space::reduced::ReducedSpace;
 pub use steps::{ReducedMoves, Step};
 
 /// Computes `F_{d+1}(shard)` into `out` (fully overwritten); `on_unit` gets
-/// the states found (a shard is one unit of progress). Top-down on one
-/// thread also lists the states found while they are at most
-/// `list_up_to` (`None` otherwise: a caller lists `out` itself).
+/// the states found (a shard is one unit of progress). Top-down also
+/// lists the states found while they are at most `list_up_to` (`None`
+/// otherwise, and after bottom-up: a caller lists `out` itself).
 pub fn expand_reduced(
     space: &ReducedSpace,
     moves: &ReducedMoves,
