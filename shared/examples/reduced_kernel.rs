@@ -84,9 +84,10 @@ fn main() -> anyhow::Result<()> {
                     previous: &i.seen,
                     current: &i.current,
                     split: false,
+                    list_up_to: 0,
                 };
                 let mut out = vec![0u64; words];
-                ctx.expand(t, &inputs, &mut out, &|_| {})
+                ctx.expand(t, &inputs, &mut out, &|_| {}).0
             })
             .collect()
     });

@@ -180,28 +180,17 @@ impl SearchContext {
     }
 
     /// Computes `F_{d+1}(shard)` into `out`. `on_unit` gets the states found
-    /// per unit of progress.
+    /// per unit of progress. Also gives the positions of the states found
+    /// when the kernel listed them on the way (while they are at most
+    /// `inputs.list_up_to`; the reduced space's top-down pass does): a
+    /// caller that stores a sparse shard as its list then need not scan
+    /// the words for them.
     pub fn expand(
         &self,
         shard: u64,
         inputs: &ShardInputs,
         out: &mut [u64],
         on_unit: &(dyn Fn(u64) + Sync),
-    ) -> TaskStats {
-        self.expand_listing(shard, inputs, out, on_unit, 0).0
-    }
-
-    /// [`Self::expand`], with the positions of the states found when the
-    /// kernel listed them on the way (while they are at most `list_up_to`;
-    /// the reduced space's top-down pass does): a caller that stores a
-    /// sparse shard as its list then need not scan the words for them.
-    pub fn expand_listing(
-        &self,
-        shard: u64,
-        inputs: &ShardInputs,
-        out: &mut [u64],
-        on_unit: &(dyn Fn(u64) + Sync),
-        list_up_to: u64,
     ) -> (TaskStats, Option<Vec<u32>>) {
         let stats = match (&self.job.space, &self.kernel) {
             (Space::Blocks(layout), KernelData::Blocks { table, occupancy, .. }) => {
@@ -231,7 +220,7 @@ impl SearchContext {
                 expand_coded(&task, out, on_unit)
             }
             (Space::Reduced(space), KernelData::Reduced(moves)) => {
-                return expand_reduced(space, moves, shard, inputs, out, on_unit, list_up_to);
+                return expand_reduced(space, moves, shard, inputs, out, on_unit);
             }
             (Space::Oriented(space), KernelData::Oriented(moves)) => {
                 expand_oriented(space, moves, shard, inputs, out, on_unit)

@@ -31,8 +31,8 @@ pub use steps::{ReducedMoves, Step};
 
 /// Computes `F_{d+1}(shard)` into `out` (fully overwritten); `on_unit` gets
 /// the states found (a shard is one unit of progress). Top-down also
-/// lists the states found while they are at most `list_up_to` (`None`
-/// otherwise, and after bottom-up: a caller lists `out` itself).
+/// lists the states found while they are at most `inputs.list_up_to`
+/// (`None` otherwise, and after bottom-up: a caller lists `out` itself).
 pub fn expand_reduced(
     space: &ReducedSpace,
     moves: &ReducedMoves,
@@ -40,7 +40,6 @@ pub fn expand_reduced(
     inputs: &ShardInputs,
     out: &mut [u64],
     on_unit: &(dyn Fn(u64) + Sync),
-    list_up_to: u64,
 ) -> (TaskStats, Option<Vec<u32>>) {
     // Moves whose source shard is empty can neither mark nor hit a state:
     // leaving them out saves building their maps (most moves of a shard on
@@ -83,7 +82,7 @@ pub fn expand_reduced(
         (stats, None)
     } else {
         let started = std::time::Instant::now();
-        let (stats, positions) = top_down::expand(&task, &steps, sources, out, list_up_to);
+        let (stats, positions) = top_down::expand(&task, &steps, sources, out);
         moves
             .costs
             .record_top_down(started.elapsed().as_nanos() as u64, stats.evaluations);

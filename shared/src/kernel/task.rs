@@ -166,6 +166,13 @@ pub struct ShardInputs<'a> {
     /// there are threads (splitting then only adds synchronisation: marks
     /// from two cores into one 40 KiB shard bounce its cache lines).
     pub split: bool,
+    /// The kernel lists the states it finds while they are at most this
+    /// many (0: never), for a caller that stores a sparse output as its
+    /// list: the reduced space's top-down pass does, in the pass it makes
+    /// over the output anyway (see [`SearchContext::expand`]).
+    ///
+    /// [`SearchContext::expand`]: crate::kernel::context::SearchContext::expand
+    pub list_up_to: u64,
 }
 
 /// What one task (or one shard of it) did.

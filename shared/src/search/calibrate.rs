@@ -143,7 +143,7 @@ impl<'a> KernelProbe<'a> {
                 let before = thread_cpu_seconds();
                 self.ctx.source_shards(shard);
                 let wall = Instant::now();
-                let stats = self.ctx.expand(shard, &inputs, &mut out, &|_| {});
+                let (stats, _) = self.ctx.expand(shard, &inputs, &mut out, &|_| {});
                 cpu += match (before, thread_cpu_seconds()) {
                     (Some(a), Some(b)) => b - a,
                     _ => wall.elapsed().as_secs_f64(),
@@ -204,6 +204,7 @@ impl KernelProbe<'_> {
             // work to others (a worker's batches run shards side by side,
             // one per thread, too).
             split: false,
+            list_up_to: 0,
         }
     }
 }
@@ -239,6 +240,7 @@ fn valid_bits(ctx: &SearchContext, shard: u64) -> Vec<u64> {
         current: &zeros,
         // One shard at a time: the kernel may use the whole pool.
         split: true,
+        list_up_to: 0,
     };
     ctx.sources_changed();
     ctx.expand(shard, &all, &mut valid, &|_| {});

@@ -227,9 +227,9 @@ pub(super) fn expand(
         previous,
         current: gathered.current.words(),
         split,
+        list_up_to: list::most_listed(gathered.output.len() as u64 * 64),
     };
-    let list_up_to = list::most_listed(gathered.output.len() as u64 * 64);
-    Some(ctx.expand_listing(gathered.shard, &inputs, &mut gathered.output, on_unit, list_up_to))
+    Some(ctx.expand(gathered.shard, &inputs, &mut gathered.output, on_unit))
 }
 
 /// A computed output of `found` set bits (the kernel's count, and its list

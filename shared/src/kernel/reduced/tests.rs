@@ -178,7 +178,7 @@ fn every_direction_finds_what_brute_force_finds() {
                 .iter()
                 .map(|(_, w)| crate::space::bits::positions(w, crate::space::bits::popcount(w)))
                 .collect();
-            let inputs = |split, listed: Listed| ShardInputs {
+            let inputs = |split, listed: Listed, list_up_to| ShardInputs {
                 sources: SourceBits::with_counts(
                     sources
                         .iter()
@@ -193,28 +193,30 @@ fn every_direction_finds_what_brute_force_finds() {
                 previous: &previous,
                 current: &current,
                 split,
+                list_up_to,
             };
-            let expected = brute_force(&p, &space, shard, &inputs(false, Listed::No));
+            let expected = brute_force(&p, &space, shard, &inputs(false, Listed::No, 0));
             let steps: Vec<(usize, Step, u64)> = moves
                 .steps(&space, shard)
                 .into_iter()
                 .enumerate()
-                .filter_map(|(g, s)| s.map(|s| (g, s, inputs(false, Listed::No).sources.count(s.source))))
+                .filter_map(|(g, s)| s.map(|s| (g, s, inputs(false, Listed::No, 0).sources.count(s.source))))
                 .collect();
             let sources_total: u64 = steps.iter().map(|s| s.2).sum();
             for (split, listed) in [false, true]
                 .into_iter()
                 .flat_map(|split| [Listed::No, Listed::Also, Listed::Only].map(|l| (split, l)))
             {
-                let inputs = inputs(split, listed);
+                let inputs = |list_up_to| inputs(split, listed, list_up_to);
+                let unlisted = inputs(0);
                 let task = Expansion {
                     space: &space,
                     moves: &moves,
                     shard,
-                    inputs: &inputs,
+                    inputs: &unlisted,
                 };
                 let mut out = vec![u64::MAX; space.shard_words()];
-                let (stats, kernel_list) = top_down::expand(&task, &steps, sources_total, &mut out, u64::MAX);
+                let (stats, _) = top_down::expand(&task, &steps, sources_total, &mut out);
                 assert_eq!(
                     out, expected,
                     "{} shard {}: top-down, split {}, listed {:?}",
@@ -224,8 +226,9 @@ fn every_direction_finds_what_brute_force_finds() {
                     stats.evaluations, sources_total,
                     "top-down expands every source bit once"
                 );
-                // Its count and list of the states found, against the
-                // expected words bit by bit; no list past the limit.
+                // Its count, and its list of the states found under each
+                // limit, against the expected words bit by bit: no list
+                // past the limit.
                 let want: Vec<u32> = (0..expected.len() * 64)
                     .filter(|&i| expected[i / 64] >> (i % 64) & 1 == 1)
                     .map(|i| i as u32)
@@ -237,20 +240,26 @@ fn every_direction_finds_what_brute_force_finds() {
                     spec,
                     shard
                 );
-                assert_eq!(
-                    kernel_list.as_deref(),
-                    Some(&want[..]),
-                    "{} shard {}: top-down's list",
-                    spec,
-                    shard
-                );
-                for limit in [0, want.len() as u64, (want.len() as u64).saturating_sub(1)] {
+                let found = want.len() as u64;
+                for limit in [u64::MAX, 0, found, found.saturating_sub(1)] {
+                    let limited = inputs(limit);
+                    let task = Expansion {
+                        inputs: &limited,
+                        ..task
+                    };
                     let mut out = vec![u64::MAX; space.shard_words()];
-                    let (stats, kernel_list) = top_down::expand(&task, &steps, sources_total, &mut out, limit);
+                    let (stats, kernel_list) = top_down::expand(&task, &steps, sources_total, &mut out);
                     assert_eq!(out, expected);
-                    assert_eq!(stats.found, want.len() as u64);
-                    let kept = limit > 0 && want.len() as u64 <= limit;
-                    assert_eq!(kernel_list, kept.then(|| want.clone()), "limit {}", limit);
+                    assert_eq!(stats.found, found);
+                    let kept = limit > 0 && found <= limit;
+                    assert_eq!(
+                        kernel_list,
+                        kept.then(|| want.clone()),
+                        "{} shard {}: top-down's list, limit {}",
+                        spec,
+                        shard,
+                        limit
+                    );
                 }
                 let mut out = vec![u64::MAX; space.shard_words()];
                 bottom_up::expand(&task, &steps, &mut out);
@@ -260,7 +269,8 @@ fn every_direction_finds_what_brute_force_finds() {
                     spec, shard, split, listed
                 );
                 let mut out = vec![u64::MAX; space.shard_words()];
-                let (stats, kernel_list) = expand_reduced(&space, &moves, shard, &inputs, &mut out, &|_| {}, u64::MAX);
+                let listing = inputs(u64::MAX);
+                let (stats, kernel_list) = expand_reduced(&space, &moves, shard, &listing, &mut out, &|_| {});
                 assert_eq!(out, expected, "{} shard {}: expand_reduced", spec, shard);
                 assert_eq!(
                     stats.found,

@@ -17,20 +17,19 @@ const SEQUENTIAL_SOURCE_BITS: u64 = 1 << 14;
 
 /// Marks the successors of the `steps`' sources (`sources` bits in all)
 /// and keeps those not seen before in `out`, with their count and, while
-/// there are at most `list_up_to`, their positions.
+/// there are at most `task.inputs.list_up_to`, their positions.
 pub(crate) fn expand(
     task: &Expansion,
     steps: &[(usize, Step, u64)],
     sources: u64,
     out: &mut [u64],
-    list_up_to: u64,
 ) -> (TaskStats, Option<Vec<u32>>) {
     let evaluations = if task.inputs.split && sources >= SEQUENTIAL_SOURCE_BITS {
         mark_pooled(task, steps, out)
     } else {
         mark_here(task, steps, out)
     };
-    let (found, positions) = keep_unseen(task, out, list_up_to);
+    let (found, positions) = keep_unseen(task, out, task.inputs.list_up_to);
     let stats = TaskStats {
         found,
         evaluations,
