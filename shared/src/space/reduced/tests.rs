@@ -144,3 +144,56 @@ fn rows_in_order_are_each_row_in_either_form() {
         }
     }
 }
+
+/// Classes counted by Burnside's lemma over a shard's stabiliser are the
+/// orbits counted one by one: sets closed under the stabiliser, made of a
+/// few states and their images.
+#[test]
+fn classes_in_a_shard_are_its_orbits() {
+    for spec in ["loopover:3x3", "loopover:2x5", "loopover:3x4", SQUARES] {
+        let (_, r) = space(spec, Metric::Mtm);
+        let rw = r.fiber().row_words();
+        let mut checked = 0;
+        for shard in (0..r.shards()).filter(|&s| r.keys.stabilizer(s as usize) > 1).take(5) {
+            let stabilizer = r.keys.stabilizer_elements(shard as usize);
+            let orbit = |bit: usize| -> Vec<usize> {
+                let y = r.state_at(shard, bit);
+                stabilizer
+                    .iter()
+                    .map(|&k| {
+                        let (s, w, b) = r.locate(&r.symmetries.conjugate(k, &y));
+                        assert_eq!(s, shard, "{}: the stabiliser keeps the shard", spec);
+                        w * 64 + b as usize
+                    })
+                    .collect()
+            };
+            let valid: Vec<usize> = (0..r.shard_words() * 64)
+                .filter(|&i| r.fiber().valid_mask((i / 64) % rw) >> (i % 64) & 1 == 1)
+                .collect();
+            let mut words = vec![0u64; r.shard_words()];
+            for &bit in valid.iter().step_by(valid.len() / 23 + 1) {
+                for i in orbit(bit) {
+                    words[i / 64] |= 1 << (i % 64);
+                }
+            }
+            let listed: Vec<u32> = (0..words.len() * 64)
+                .filter(|&i| words[i / 64] >> (i % 64) & 1 == 1)
+                .map(|i| i as u32)
+                .collect();
+            let orbits: std::collections::BTreeSet<usize> = listed
+                .iter()
+                .map(|&i| orbit(i as usize).into_iter().min().expect("the identity at least"))
+                .collect();
+            let count = listed.len() as u64;
+            assert_eq!(
+                r.classes_in(shard, &words, count),
+                orbits.len() as u64,
+                "{} shard {}",
+                spec,
+                shard
+            );
+            checked += 1;
+        }
+        assert!(checked > 0, "{}: no shard with a stabiliser", spec);
+    }
+}
