@@ -152,27 +152,31 @@ impl ReducedMoves {
     pub(crate) fn work_out_steps(&self, space: &ReducedSpace, shard: u64) -> Vec<Option<Step>> {
         let key = space.key(shard);
         let blocks = space.fiber().blocks();
-        (0..self.forward.len())
-            .map(|g| {
-                if let Some((piece, slot)) = self.guards[g] {
-                    // x = m⁻¹(y) has the piece in `slot` iff y has it in m(slot);
-                    // a guarded piece is a block of its own, so the key says.
-                    let at = key[space.fiber().block_of(piece)];
-                    if at != 1u64 << self.forward[g][slot] {
-                        return None;
-                    }
-                }
+        let legal = |g: usize| match self.guards[g] {
+            // x = m⁻¹(y) has the piece in `slot` iff y has it in m(slot);
+            // a guarded piece is a block of its own, so the key says.
+            Some((piece, slot)) => key[space.fiber().block_of(piece)] == 1u64 << self.forward[g][slot],
+            None => true,
+        };
+        let moves: Vec<usize> = (0..self.forward.len()).filter(|&g| legal(g)).collect();
+        let sources: Vec<Key> = moves
+            .iter()
+            .map(|&g| {
                 let mut source: Key = [0u64; MAX_BLOCKS];
                 for b in 0..blocks {
                     source[b] = map_mask(&self.inverse[g], key[b]);
                 }
-                let (class, symmetry) = space.keys().canonicalize(&source);
-                Some(Step {
-                    source: class as u64,
-                    symmetry,
-                })
+                source
             })
-            .collect()
+            .collect();
+        let mut steps = vec![None; self.forward.len()];
+        for (g, (class, symmetry)) in moves.into_iter().zip(space.keys().canonicalize_each(&sources)) {
+            steps[g] = Some(Step {
+                source: class as u64,
+                symmetry,
+            });
+        }
+        steps
     }
 
     /// The shards `shard`'s task reads (one per legal move).
@@ -194,7 +198,7 @@ impl ReducedMoves {
     pub fn target_shards(&self, space: &ReducedSpace, source: u64) -> Vec<u64> {
         let keys = space.keys();
         let key = space.key(source);
-        let mut targets: Vec<u64> = self
+        let images: Vec<Key> = self
             .forward
             .iter()
             .map(|m| {
@@ -202,8 +206,13 @@ impl ReducedMoves {
                 for b in 0..keys.blocks() {
                     target[b] = map_mask(m, key[b]);
                 }
-                keys.canonicalize(&target).0 as u64
+                target
             })
+            .collect();
+        let mut targets: Vec<u64> = keys
+            .canonicalize_each(&images)
+            .into_iter()
+            .map(|c| c.0 as u64)
             .collect();
         targets.sort_unstable();
         targets.dedup();
