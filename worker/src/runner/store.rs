@@ -445,6 +445,25 @@ impl TaskRunner {
         Ok((slot, listed))
     }
 
+    /// The reader of `F_level(shard)`'s chunk file (`level` above 0) and
+    /// the shard's place in it.
+    fn indexed(&self, level: u32, shard: u64) -> Result<(Arc<ChunkReader>, usize), TaskError> {
+        let reader = self
+            .readers_of(&[(level, shard)])?
+            .pop()
+            .flatten()
+            .expect("a level above 0 has files");
+        let index = (shard - reader.header().id.first_shard) as usize;
+        Ok((reader, index))
+    }
+
+    /// The set bits of `F_level(shard)` (`level` above 0), from its chunk
+    /// file's index.
+    pub(super) fn indexed_count(&self, level: u32, shard: u64) -> Result<u64, TaskError> {
+        let (reader, index) = self.indexed(level, shard)?;
+        Ok(reader.entries()[index].popcount)
+    }
+
     /// ORs `F_level(shard)` into `into`, read past the cache (levels read
     /// only once); nothing is read when the chunk index says the shard is
     /// empty.
@@ -455,13 +474,7 @@ impl TaskRunner {
         into: &mut [u64],
         stats: &mut CacheStats,
     ) -> Result<(), TaskError> {
-        let key = [(level, shard)];
-        let reader = self
-            .readers_of(&key)?
-            .pop()
-            .flatten()
-            .expect("a level above 0 has files");
-        let index = (shard - reader.header().id.first_shard) as usize;
+        let (reader, index) = self.indexed(level, shard)?;
         if reader.entries()[index].popcount == 0 {
             return Ok(());
         }
