@@ -458,8 +458,13 @@ impl TaskRunner {
     }
 
     /// The set bits of `F_level(shard)` (`level` above 0), from its chunk
-    /// file's index.
+    /// file's index: under the open files' read lock when the file is open,
+    /// which takes no handle on it (see [`Self::look_up_in_open_files`]).
     pub(super) fn indexed_count(&self, level: u32, shard: u64) -> Result<u64, TaskError> {
+        let chunk = self.ctx.job.chunking.chunk_of(shard);
+        if let Some(reader) = self.store.files().get(level, chunk) {
+            return Ok(reader.entries()[(shard - reader.header().id.first_shard) as usize].popcount);
+        }
         let (reader, index) = self.indexed(level, shard)?;
         Ok(reader.entries()[index].popcount)
     }
