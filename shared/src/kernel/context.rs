@@ -14,7 +14,6 @@ use crate::kernel::task::{ShardInputs, TaskStats};
 use crate::kernel::transition::{PreparedMoves, ShardTransitions, Transition};
 use crate::space::layout::Layout;
 use crate::space::Space;
-use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Shared, read-only machinery of a search.
@@ -119,18 +118,20 @@ impl SearchContext {
         }
     }
 
-    /// The shards whose `F_d` the task of `shard` reads, `shard` included.
-    pub fn source_shards(&self, shard: u64) -> BTreeSet<u64> {
-        let mut sources = BTreeSet::from([shard]);
-        match (&self.job.space, &self.kernel) {
-            (Space::Blocks(layout), KernelData::Blocks { moves, .. }) => {
-                sources.extend(moves.source_shards(layout, shard));
-            }
-            (Space::Coded(codec), KernelData::Coded(moves)) => sources.extend(moves.source_shards(codec, shard)),
-            (Space::Reduced(space), KernelData::Reduced(moves)) => sources.extend(moves.source_shards(space, shard)),
-            (Space::Oriented(space), KernelData::Oriented(moves)) => sources.extend(moves.source_shards(space, shard)),
+    /// The shards whose `F_d` the task of `shard` reads, `shard` included,
+    /// in order and each once (sorted in a vector: a set's nodes, 25
+    /// inserts a shard, were 1.5% of a 1-thread 4×4 run to depth 8).
+    pub fn source_shards(&self, shard: u64) -> Vec<u64> {
+        let mut sources = match (&self.job.space, &self.kernel) {
+            (Space::Blocks(layout), KernelData::Blocks { moves, .. }) => moves.source_shards(layout, shard),
+            (Space::Coded(codec), KernelData::Coded(moves)) => moves.source_shards(codec, shard),
+            (Space::Reduced(space), KernelData::Reduced(moves)) => moves.source_shards(space, shard),
+            (Space::Oriented(space), KernelData::Oriented(moves)) => moves.source_shards(space, shard),
             _ => unreachable!("the kernel data matches the space"),
-        }
+        };
+        sources.push(shard);
+        sources.sort_unstable();
+        sources.dedup();
         sources
     }
 

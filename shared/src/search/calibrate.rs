@@ -175,7 +175,7 @@ impl KernelProbe<'_> {
         frontier: f64,
         masked: &dyn Fn(f64, u64) -> Vec<u64>,
     ) -> (Vec<u64>, Vec<Vec<u64>>) {
-        let sources: Vec<u64> = self.ctx.source_shards(shard).into_iter().collect();
+        let sources = self.ctx.source_shards(shard);
         let mut coins = SplitMix64(shard);
         let bits = sources
             .iter()
@@ -230,7 +230,7 @@ fn valid_bits(ctx: &SearchContext, shard: u64) -> Vec<u64> {
         }
         return valid;
     }
-    let sources: Vec<u64> = ctx.source_shards(shard).into_iter().collect();
+    let sources = ctx.source_shards(shard);
     let zeros = vec![0u64; words];
     let ones = vec![!0u64; words];
     let mut valid = vec![0u64; words];

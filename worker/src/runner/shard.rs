@@ -11,7 +11,6 @@ use crate::cache::{Bits, CacheStats, Seen};
 use crate::slab::Slot;
 use cayley_shared::files::format::{list, PreparedShard};
 use cayley_shared::kernel::task::{ShardInputs, SourceBits, TaskStats};
-use std::collections::BTreeSet;
 
 /// A target shard with what its kernel reads, held until it is settled.
 pub(super) struct Gathered {
@@ -67,7 +66,7 @@ impl TaskRunner {
         &self,
         view: &LevelView,
         shard: u64,
-        sources: BTreeSet<u64>,
+        sources: Vec<u64>,
         stats: &mut CacheStats,
     ) -> Result<Gathered, TaskError> {
         let from_level = view.from_level;
