@@ -6,7 +6,7 @@
 
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
-use cayley_shared::space::reduced::keys::{map_mask, Key, MAX_BLOCKS};
+use cayley_shared::space::reduced::keys::Key;
 use cayley_shared::space::Space;
 use std::time::Instant;
 
@@ -29,16 +29,7 @@ fn main() -> anyhow::Result<()> {
     let moves: Vec<_> = job.puzzle.moves.iter().map(|m| m.perm.clone()).collect();
     let images = |shard: usize| -> Vec<Key> {
         let key = keys.rep(shard);
-        moves
-            .iter()
-            .map(|m| {
-                let mut image: Key = [0u64; MAX_BLOCKS];
-                for b in 0..keys.blocks() {
-                    image[b] = map_mask(m, key[b]);
-                }
-                image
-            })
-            .collect()
+        moves.iter().map(|m| keys.moved(m, &key)).collect()
     };
     let calls = shards * moves.len();
     let report = |how: &str, started: Instant, sum: u64| {

@@ -12,7 +12,7 @@
 use crate::puzzle::perm::Perm;
 use crate::puzzle::Puzzle;
 use crate::space::reduced::fiber::{FiberMap, MapForm};
-use crate::space::reduced::keys::{map_mask, Key, MAX_BLOCKS};
+use crate::space::reduced::keys::Key;
 use crate::space::reduced::ReducedSpace;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -151,7 +151,6 @@ impl ReducedMoves {
 
     pub(crate) fn work_out_steps(&self, space: &ReducedSpace, shard: u64) -> Vec<Option<Step>> {
         let key = space.key(shard);
-        let blocks = space.fiber().blocks();
         let legal = |g: usize| match self.guards[g] {
             // x = m⁻¹(y) has the piece in `slot` iff y has it in m(slot);
             // a guarded piece is a block of its own, so the key says.
@@ -159,18 +158,10 @@ impl ReducedMoves {
             None => true,
         };
         let moves: Vec<usize> = (0..self.forward.len()).filter(|&g| legal(g)).collect();
-        let sources: Vec<Key> = moves
-            .iter()
-            .map(|&g| {
-                let mut source: Key = [0u64; MAX_BLOCKS];
-                for b in 0..blocks {
-                    source[b] = map_mask(&self.inverse[g], key[b]);
-                }
-                source
-            })
-            .collect();
+        let keys = space.keys();
+        let sources: Vec<Key> = moves.iter().map(|&g| keys.moved(&self.inverse[g], &key)).collect();
         let mut steps = vec![None; self.forward.len()];
-        for (g, (class, symmetry)) in moves.into_iter().zip(space.keys().canonicalize_each(&sources)) {
+        for (g, (class, symmetry)) in moves.into_iter().zip(keys.canonicalize_each(&sources)) {
             steps[g] = Some(Step {
                 source: class as u64,
                 symmetry,
@@ -198,17 +189,7 @@ impl ReducedMoves {
     pub fn target_shards(&self, space: &ReducedSpace, source: u64) -> Vec<u64> {
         let keys = space.keys();
         let key = space.key(source);
-        let images: Vec<Key> = self
-            .forward
-            .iter()
-            .map(|m| {
-                let mut target: Key = [0u64; MAX_BLOCKS];
-                for b in 0..keys.blocks() {
-                    target[b] = map_mask(m, key[b]);
-                }
-                target
-            })
-            .collect();
+        let images: Vec<Key> = self.forward.iter().map(|m| keys.moved(m, &key)).collect();
         let mut targets: Vec<u64> = keys
             .canonicalize_each(&images)
             .into_iter()

@@ -169,6 +169,17 @@ impl KeySpace {
         }
     }
 
+    /// `key` with each block's slots sent through `perm` (a move: every
+    /// block keeps its place).
+    #[inline]
+    pub fn moved(&self, perm: &Perm, key: &Key) -> Key {
+        let mut out = [0u64; MAX_BLOCKS];
+        for b in 0..self.blocks() {
+            out[b] = map_mask(perm, key[b]);
+        }
+        out
+    }
+
     /// The image of `key` under symmetry `k`.
     pub fn apply(&self, k: usize, key: &Key) -> Key {
         let (sigma, blocks) = &self.actions[k];
