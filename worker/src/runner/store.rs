@@ -157,6 +157,11 @@ impl Store {
     }
 }
 
+/// Where `shard` is among the shards of `reader`'s chunk file.
+fn place_in(reader: &ChunkReader, shard: u64) -> usize {
+    (shard - reader.header().id.first_shard) as usize
+}
+
 /// The shard of a lookup known to be ready.
 fn ready(found: Option<Found>) -> Bits {
     match found {
@@ -366,7 +371,7 @@ impl TaskRunner {
             .zip(readers)
             .map(|(&(_, shard), reader)| {
                 reader.map(|reader| {
-                    let index = (shard - reader.header().id.first_shard) as usize;
+                    let index = place_in(reader, shard);
                     Indexed {
                         reader,
                         index,
@@ -453,7 +458,7 @@ impl TaskRunner {
             .pop()
             .flatten()
             .expect("a level above 0 has files");
-        let index = (shard - reader.header().id.first_shard) as usize;
+        let index = place_in(&reader, shard);
         Ok((reader, index))
     }
 
@@ -463,7 +468,7 @@ impl TaskRunner {
     pub(super) fn indexed_count(&self, level: u32, shard: u64) -> Result<u64, TaskError> {
         let chunk = self.ctx.job.chunking.chunk_of(shard);
         if let Some(reader) = self.store.files().get(level, chunk) {
-            return Ok(reader.entries()[(shard - reader.header().id.first_shard) as usize].popcount);
+            return Ok(reader.entries()[place_in(reader, shard)].popcount);
         }
         let (reader, index) = self.indexed(level, shard)?;
         Ok(reader.entries()[index].popcount)
