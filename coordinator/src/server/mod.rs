@@ -9,12 +9,12 @@ pub mod state;
 use crate::manifest::JOURNAL_SYNC_INTERVAL;
 use cayley_proto::coordinator_server::CoordinatorServer;
 use cayley_worker::client::link::{in_process_transport, Transport};
-use service::{check_token, publish_end, CoordinatorService};
+use service::{check_token, publish_end, CoordinatorService, LEASE_HOLD};
 use state::{JobState, Phase};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 
 /// How to serve a job.
@@ -42,6 +42,9 @@ pub struct Running {
     /// Fsyncs the journal a second after records arrive and expires
     /// leases.
     journal_clock: tokio::task::JoinHandle<()>,
+    /// Wakes the lease requests held for a task (see
+    /// [`CoordinatorService::changed`]).
+    changed: Arc<Notify>,
 }
 
 /// Starts serving `state`.
@@ -52,14 +55,17 @@ pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> 
     let state = Arc::new(Mutex::new(state));
     let (phase_tx, phase_rx) = watch::channel(initial);
     let phase_tx = Arc::new(phase_tx);
+    let changed = Arc::new(Notify::new());
     let service = CoordinatorService {
         state: state.clone(),
         phase_tx: phase_tx.clone(),
         lease_secs: options.lease_secs,
         coordinator_id: rand::random::<u64>(),
+        changed: changed.clone(),
+        lease_hold: LEASE_HOLD,
     };
     let journal_clock = tokio::spawn({
-        let state = state.clone();
+        let (state, changed) = (state.clone(), changed.clone());
         async move {
             let mut clock = tokio::time::interval(JOURNAL_SYNC_INTERVAL);
             loop {
@@ -72,6 +78,8 @@ pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> 
                     s.expire_leases();
                 }
                 publish_end(&s, &phase_tx);
+                drop(s);
+                changed.notify_waiters();
             }
         }
     });
@@ -110,6 +118,7 @@ pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> 
         server,
         in_process,
         journal_clock,
+        changed,
     })
 }
 
@@ -132,9 +141,14 @@ impl Running {
                 r.map(|p| p.clone()).unwrap_or(Phase::Stopped("coordinator channel closed".into()))
             }
             reason = interrupt => {
-                let mut s = self.state.lock().expect("state");
-                s.stop(reason);
-                s.phase.clone()
+                let phase = {
+                    let mut s = self.state.lock().expect("state");
+                    s.stop(reason);
+                    s.phase.clone()
+                };
+                // Held lease requests hear it now, not after their hold.
+                self.changed.notify_waiters();
+                phase
             }
         }
     }

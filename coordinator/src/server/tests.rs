@@ -89,17 +89,105 @@ fn expired_and_abandoned_leases_are_reissued() {
     assert_ne!(third.lease_id, again.lease_id);
 }
 
-#[tokio::test]
-async fn a_worker_of_another_protocol_version_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = state(dir.path(), Duration::from_secs(30));
+/// The service on `s` (coordinator id 7), lease requests held up to `hold`.
+fn service(s: JobState, hold: Duration) -> CoordinatorService {
     let (tx, _rx) = tokio::sync::watch::channel(Phase::Running);
-    let service = CoordinatorService {
+    CoordinatorService {
         state: Arc::new(Mutex::new(s)),
         phase_tx: Arc::new(tx),
         lease_secs: 30,
         coordinator_id: 7,
+        changed: Arc::new(tokio::sync::Notify::new()),
+        lease_hold: hold,
+    }
+}
+
+/// What `worker` is answered when it asks the service for a task.
+async fn ask(service: &CoordinatorService, worker: u64) -> lease_reply::Reply {
+    let request = cayley_proto::LeaseRequest {
+        worker_id: worker,
+        coordinator_id: 7,
+        running_tasks: 0,
     };
+    service
+        .lease(tonic::Request::new(request))
+        .await
+        .unwrap()
+        .into_inner()
+        .reply
+        .unwrap()
+}
+
+/// Worker `a` holds every task of level 0; returns the service and the
+/// ids of `a`, of an idle worker `b` and of one of `a`'s leases.
+fn every_task_leased(dir: &std::path::Path, hold: Duration) -> (CoordinatorService, u64, u64, u64) {
+    let mut s = state(dir, Duration::from_secs(30));
+    let (a, b) = (s.register("a".into(), 1, 0), s.register("b".into(), 1, 0));
+    let mut leased = None;
+    while let lease_reply::Reply::Task(t) = s.lease(a) {
+        leased = Some(t.lease_id);
+    }
+    (service(s, hold), a, b, leased.expect("level 0 has tasks"))
+}
+
+/// A lease request that finds nothing to hand out is held, and answered
+/// with a task as soon as one comes (here a task another worker gave
+/// back), not after a wait the worker would sleep through.
+#[tokio::test]
+async fn a_held_lease_request_gets_a_task_given_back_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    // Held for a minute: only the change can answer it within the test.
+    let (service, a, b, lease) = every_task_leased(dir.path(), Duration::from_secs(60));
+    let held = tokio::spawn({
+        let service = service.clone();
+        async move { ask(&service, b).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!held.is_finished(), "nothing to hand out: the request waits");
+    let given_back = {
+        let s = service.state.lock().unwrap();
+        s.leases[&lease].key
+    };
+    service.with_state(|s| s.abandon(a, lease));
+    let got = tokio::time::timeout(Duration::from_secs(10), held)
+        .await
+        .expect("woken by the change")
+        .unwrap();
+    let got = task(got);
+    assert_eq!((got.from_level, got.chunk), given_back);
+}
+
+/// A held request hears that the job stopped, and one that waited its
+/// whole hold for nothing is told to ask again at once.
+#[tokio::test]
+async fn a_held_lease_request_hears_the_end_or_is_told_to_ask_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (service, _, b, _) = every_task_leased(dir.path(), Duration::from_millis(20));
+    assert_eq!(ask(&service, b).await, lease_reply::Reply::WaitMs(0));
+
+    let dir = tempfile::tempdir().unwrap();
+    let (service, _, b, _) = every_task_leased(dir.path(), Duration::from_secs(60));
+    let held = tokio::spawn({
+        let service = service.clone();
+        async move { ask(&service, b).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    service.with_state(|s| s.stop("stopped by the test".into()));
+    match tokio::time::timeout(Duration::from_secs(10), held)
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        lease_reply::Reply::Over(over) => assert!(!over.finished && over.reason.contains("stopped by the test")),
+        other => panic!("expected the end of the job, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_worker_of_another_protocol_version_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = state(dir.path(), Duration::from_secs(30));
+    let service = service(s, Duration::from_millis(100));
     let request = |version| {
         tonic::Request::new(RegisterRequest {
             protocol_version: version,
