@@ -72,7 +72,8 @@ impl JobState {
 
     /// Whether a worker counts as gone: its stream broke or a lease of its
     /// expired, and it has not been heard since, or it has been silent for
-    /// a whole lease period (a live worker asks for work every 100 ms and
+    /// a whole lease period (a live worker asks for work at least every
+    /// 100 ms, a request being held up to that long, and
     /// sends progress every 500 ms).
     pub fn is_lost(&self, worker: u64) -> bool {
         self.workers
