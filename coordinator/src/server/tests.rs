@@ -130,6 +130,17 @@ fn every_task_leased(dir: &std::path::Path, hold: Duration) -> (CoordinatorServi
     (service(s, hold), a, b, leased.expect("level 0 has tasks"))
 }
 
+/// `worker`'s lease request, sent and found waiting 50 ms later.
+async fn held_request(service: &CoordinatorService, worker: u64) -> tokio::task::JoinHandle<lease_reply::Reply> {
+    let held = tokio::spawn({
+        let service = service.clone();
+        async move { ask(&service, worker).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!held.is_finished(), "nothing to hand out: the request waits");
+    held
+}
+
 /// A lease request that finds nothing to hand out is held, and answered
 /// with a task as soon as one comes (here a task another worker gave
 /// back), not after a wait the worker would sleep through.
@@ -138,12 +149,7 @@ async fn a_held_lease_request_gets_a_task_given_back_meanwhile() {
     let dir = tempfile::tempdir().unwrap();
     // Held for a minute: only the change can answer it within the test.
     let (service, a, b, lease) = every_task_leased(dir.path(), Duration::from_secs(60));
-    let held = tokio::spawn({
-        let service = service.clone();
-        async move { ask(&service, b).await }
-    });
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    assert!(!held.is_finished(), "nothing to hand out: the request waits");
+    let held = held_request(&service, b).await;
     let given_back = {
         let s = service.state.lock().unwrap();
         s.leases[&lease].key
@@ -167,11 +173,7 @@ async fn a_held_lease_request_hears_the_end_or_is_told_to_ask_again() {
 
     let dir = tempfile::tempdir().unwrap();
     let (service, _, b, _) = every_task_leased(dir.path(), Duration::from_secs(60));
-    let held = tokio::spawn({
-        let service = service.clone();
-        async move { ask(&service, b).await }
-    });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let held = held_request(&service, b).await;
     service.with_state(|s| s.stop("stopped by the test".into()));
     match tokio::time::timeout(Duration::from_secs(10), held)
         .await
