@@ -96,6 +96,22 @@ copies = dict(re.findall(r"^copies(\d+): WALL ([\d.]+) s", summary, re.M))
 if "2" in copies and n in copies:
     ceiling = int(n) / 2 * float(copies["2"]) / float(copies[n])
     print(f"ceiling of {n} threads over 2 (separate 1-thread processes): {ceiling:.1f}x")
+# What does not shrink with the threads (docs/history.md, "Lease requests held, and where a
+# 16-thread run's fixed time goes"): the run's wall outside its levels (set-up before depth 1,
+# the antipodes and result files after the last) and its small levels, at every thread and at 2.
+import json
+def fixed(name):
+    try:
+        wall = float(re.search(r"^WALL ([\d.]+) s", open(f"{logs}/{name}.log").read(), re.M).group(1))
+        levels = json.load(open(f"{logs}/{name}.json"))["level_seconds"]
+    except (OSError, AttributeError, KeyError, ValueError):
+        return None
+    return wall - sum(levels), sum(levels[1:7])
+for job, prefix in (("4x4 to depth 8", ""), ("2x6 unreduced", "lo26_")):
+    for t in (n, "2"):
+        f = fixed(f"{prefix}new_t{t}")
+        if f:
+            print(f"{job}, {t} threads: {f[0]:.2f} s outside the levels, {f[1]:.2f} s in depths 1-6")
 for job, prefix in (("4x4 to depth 8", ""), ("2x6 unreduced", "lo26_"), ("2x6 in 12 shards", "lo26sp1_")):
     many, two = walls(f"{prefix}new_t{n}"), walls(f"{prefix}new_t2")
     print(f"{job}, each level:")
