@@ -27,9 +27,10 @@ pub struct CoordinatorService {
     pub lease_secs: u32,
     /// Random per process (see `RegisterReply.coordinator_id`).
     pub coordinator_id: u64,
-    /// Signalled after every call that may have changed the job's state
-    /// (a result, a failure, chunks recorded empty, a lease expired, the
-    /// job stopped): lease requests held for want of a task wake on it.
+    /// Signalled after every call that may make a task available or end
+    /// the job (a result, a failure, a task given back, chunks recorded
+    /// empty, a lease expired, the job stopped): lease requests held for
+    /// want of a task wake on it.
     pub changed: Arc<Notify>,
     /// How long a lease request with nothing to hand out waits for one
     /// ([`LEASE_HOLD`]). A worker that was answered "wait 100 ms" slept that
@@ -63,7 +64,11 @@ impl CoordinatorService {
 
     /// [`Self::with_state`] without waking anyone: for lease requests, which
     /// only take what is there, so that two held requests do not wake each
-    /// other in turn.
+    /// other in turn; and for calls that make no task available (progress,
+    /// registration, status). A cluster's idle workers are all held at a
+    /// level's end while the last tasks send progress twice a second each:
+    /// woken by every message, each held request would look for a lease
+    /// under the state's lock for nothing.
     fn with_state_quietly<T>(&self, f: impl FnOnce(&mut JobState) -> T) -> T {
         let mut state = self.state.lock().expect("job state lock");
         let out = f(&mut state);
@@ -191,7 +196,7 @@ impl Coordinator for CoordinatorService {
             )));
         }
         let lease_secs = self.lease_secs;
-        self.with_state(|s| {
+        self.with_state_quietly(|s| {
             let id = s.register(req.worker_name.clone(), req.cores, req.memory_budget);
             tracing::info!("worker {} registered: {} ({} cores)", id, req.worker_name, req.cores);
             let job = JobSpec {
@@ -238,7 +243,7 @@ impl Coordinator for CoordinatorService {
             let verdict = match update.update {
                 Some(task_update::Update::Progress(mut p)) => {
                     let others_empty = std::mem::take(&mut p.gaining_nothing);
-                    let progressed = self.with_state(|s| {
+                    let progressed = self.with_state_quietly(|s| {
                         s.progress(update.worker_id, update.lease_id, p)
                             .map(|()| s.leased_level(update.lease_id))
                     });
@@ -272,7 +277,7 @@ impl Coordinator for CoordinatorService {
 
     async fn status(&self, _request: Request<StatusRequest>) -> Result<Response<StatusReply>, Status> {
         let lease_secs = self.lease_secs;
-        Ok(Response::new(self.with_state(|s| status_of(s, lease_secs))))
+        Ok(Response::new(self.with_state_quietly(|s| status_of(s, lease_secs))))
     }
 }
 
