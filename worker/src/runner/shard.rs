@@ -21,9 +21,10 @@ pub(super) struct Gathered {
     /// `F_{d-1}(B)` when no union is at hand.
     before: Option<Fetched>,
     /// `F_{d-2}(B) ∪ F_{d-1}(B)` when no union is at hand, level `d - 2`
-    /// is still on disk and `F_{d-2}(B)` holds states: bottom-up then does not probe the states of depth
-    /// `d - 2`, which cannot be hit. On the 4×4 Loopover's depth 13 they
-    /// were more than half the states left unseen by `F_11 ∪ F_12`.
+    /// is still on disk and `F_{d-2}(B)` holds states: bottom-up then does
+    /// not probe the states of depth `d - 2`, which cannot be hit. On the
+    /// 4×4 Loopover's depth 13 they were more than half the states left
+    /// unseen by `F_11 ∪ F_12`.
     wider: Option<Slot>,
     current: Fetched,
     sources: Vec<(u64, Bits)>,
