@@ -85,6 +85,7 @@ fn main() -> anyhow::Result<()> {
                     current: &i.current,
                     split: false,
                     list_up_to: 0,
+                    output_zeroed: true,
                 };
                 let mut out = vec![0u64; words];
                 ctx.expand(t, &inputs, &mut out, &|_| {}).0

@@ -15,9 +15,12 @@
 //! list of its bits (on the heap, at most an eighth of a slot, charged to
 //! the budget with its bookkeeping).
 
-use crate::slab::{Slab, Slot};
+mod bits;
+
+use crate::slab::{Slab, Slot, ZeroSlot};
+use bits::Held;
+pub use bits::{Bits, Seen};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 /// `(level, shard)`; a level with the `SEEN` bit set names the union of the
 /// shard's levels below it instead.
@@ -26,128 +29,6 @@ pub type ShardKey = (u32, u64);
 /// Tag of a key's level for `F_0(B) ∪ … ∪ F_{L-1}(B)`, the "seen" set a
 /// task of level `L` may use in place of `F_{L-1}(B)`.
 const SEEN: u32 = 1 << 31;
-
-/// A shard's bits, shared between the cache and the computation, with the
-/// number of set bits (known from the chunk index, so nobody counts them)
-/// and, for a sparse shard, their positions. A sparse shard may be held as
-/// its list alone ([`Bits::list_only`]): its slot then goes back to the
-/// slab, and the cache charges the list and its bookkeeping instead.
-#[derive(Clone)]
-pub struct Bits {
-    held: Arc<Held>,
-    count: u64,
-}
-
-/// What a [`Bits`] holds: its words, its list of positions, or both.
-struct Held {
-    words: Option<Slot>,
-    positions: Option<Box<[u32]>>,
-}
-
-impl Bits {
-    /// `words` holding `count` set bits.
-    pub fn new(words: Slot, count: u64) -> Bits {
-        Bits::listed(words, count, None)
-    }
-
-    /// `words` holding `count` set bits, with their positions listed when
-    /// there are at most `limit` (made here, by the thread that loaded or
-    /// computed the shard, while its words are in that core's cache: see
-    /// `SearchContext::position_limit`).
-    pub fn with_positions(words: Slot, count: u64, limit: u64) -> Bits {
-        Bits::with_listed_positions(words, count, limit, None)
-    }
-
-    /// [`Self::with_positions`] where `listed` may already hold the
-    /// positions (those of a shard written as its list).
-    pub fn with_listed_positions(words: Slot, count: u64, limit: u64, listed: Option<Vec<u32>>) -> Bits {
-        let positions = (count > 0 && count <= limit).then(|| {
-            listed
-                .unwrap_or_else(|| cayley_shared::space::bits::positions(&words, count))
-                .into_boxed_slice()
-        });
-        debug_assert!(positions
-            .as_deref()
-            .is_none_or(|p| p == cayley_shared::space::bits::positions(&words, count)));
-        Bits::listed(words, count, positions)
-    }
-
-    fn listed(words: Slot, count: u64, positions: Option<Box<[u32]>>) -> Bits {
-        debug_assert_eq!(cayley_shared::space::bits::popcount(&words), count);
-        Bits {
-            held: Arc::new(Held {
-                words: Some(words),
-                positions,
-            }),
-            count,
-        }
-    }
-
-    /// The same bits without their words when they are listed and nobody
-    /// else holds them: the slot goes back to the slab. A level of the 4×4
-    /// Loopover's sparse depths is 499,961 slots of 40.5 KiB holding 7–82
-    /// bits each on average, more than a budget of a few GiB has room for,
-    /// so most of them were read again from the checkpoint at the next
-    /// level, and every slot the level took was fresh memory to fault in.
-    pub fn list_only(self) -> Bits {
-        if self.held.positions.is_none() {
-            return self;
-        }
-        match Arc::try_unwrap(self.held) {
-            Ok(Held { positions, .. }) => Bits {
-                held: Arc::new(Held { words: None, positions }),
-                count: self.count,
-            },
-            Err(held) => Bits {
-                held,
-                count: self.count,
-            },
-        }
-    }
-
-    /// The positions of the set bits, when listed.
-    pub fn positions(&self) -> Option<&[u32]> {
-        self.held.positions.as_deref()
-    }
-
-    /// The words, unless held as a list only.
-    pub fn words(&self) -> Option<&[u64]> {
-        self.held.words.as_deref()
-    }
-
-    /// Writes the bits into `into`, a shard's words of any contents.
-    pub fn write_into(&self, into: &mut [u64]) {
-        match (self.words(), self.positions()) {
-            (Some(words), _) => into.copy_from_slice(words),
-            (None, Some(positions)) => {
-                into.fill(0);
-                cayley_shared::space::bits::set_positions(into, positions);
-            }
-            (None, None) => unreachable!("bits hold their words or their list"),
-        }
-    }
-
-    /// Bytes the cache charges for these bits: a shard's `shard_bytes`, or
-    /// for a list only [`LIST_ENTRY_BYTES`], and the list.
-    fn bytes(&self, shard_bytes: u64) -> u64 {
-        let words = if self.held.words.is_some() {
-            shard_bytes
-        } else {
-            LIST_ENTRY_BYTES
-        };
-        words + self.positions().map_or(0, |p| p.len() as u64 * 4)
-    }
-
-    /// Set bits.
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-
-    /// True when someone besides the cache holds these bits.
-    fn in_use(&self) -> bool {
-        Arc::strong_count(&self.held) > 1
-    }
-}
 
 /// What the cache charges a shard held as a list only besides the list:
 /// its entry in the map and in the LRU order and its shared handle, twice
@@ -220,37 +101,6 @@ pub struct ShardCache {
     empty_seen: BTreeMap<u32, Vec<u64>>,
 }
 
-/// A union of earlier levels taken out of the cache. Its words are made
-/// by [`Seen::into_words`], after the caller lets go of the cache's lock:
-/// zeroing or copying a shard there held up every other thread (on 16
-/// threads, a fresh slot's first write also faults its pages in).
-pub enum Seen {
-    /// The union itself.
-    Words(Slot),
-    /// An empty union: a buffer of unspecified contents, to be zeroed.
-    Empty(Slot),
-    /// A union held as a list, or one another holder still shares: `from`,
-    /// to be written `into`.
-    Copy { into: Slot, from: Bits },
-}
-
-impl Seen {
-    /// The union's words (zeroing or writing them first where needed).
-    pub fn into_words(self) -> Slot {
-        match self {
-            Seen::Words(words) => words,
-            Seen::Empty(mut words) => {
-                words.fill(0);
-                words
-            }
-            Seen::Copy { mut into, from } => {
-                from.write_into(&mut into);
-                into
-            }
-        }
-    }
-}
-
 /// Ticks of ordinary use start here; low-priority inserts count down from it.
 const TICK_BASE: u64 = 1 << 62;
 
@@ -303,13 +153,24 @@ impl ShardCache {
     /// up its slot; only when every slot is in use does the buffer come
     /// from the heap (counted in [`Self::overflow`]).
     pub fn buffer(&mut self) -> Slot {
+        self.buffer_from(Slab::take, Slot::heap)
+    }
+
+    /// A buffer to be used all zero (see [`Slab::take_zeroed`]).
+    pub fn zero_buffer(&mut self) -> ZeroSlot {
+        self.buffer_from(Slab::take_zeroed, ZeroSlot::heap)
+    }
+
+    /// A free slot of the slab by `take`, evicting shards until one is
+    /// free, or a buffer of the heap by `heap` when none is left.
+    fn buffer_from<T>(&mut self, take: impl Fn(&Slab) -> Option<T>, heap: impl FnOnce(usize) -> T) -> T {
         loop {
-            if let Some(slot) = self.slab.take() {
+            if let Some(slot) = take(&self.slab) {
                 return slot;
             }
             if !self.evict_one() {
                 self.overflow += 1;
-                return Slot::heap(self.slab.slot_words());
+                return heap(self.slab.slot_words());
             }
         }
     }
@@ -392,26 +253,12 @@ impl ShardCache {
     /// Takes out the union of `shard`'s levels below `below`, if held.
     pub fn take_seen(&mut self, below: u32, shard: u64) -> Option<Seen> {
         if self.take_empty_seen(below, shard) {
-            return Some(Seen::Empty(self.buffer()));
+            return Some(Seen::Empty(self.zero_buffer()));
         }
         let entry = self.entries.remove(&(SEEN | below, shard))?;
         self.order.remove(&entry.queued);
         self.used -= entry.bytes;
-        let count = entry.bits.count;
-        match Arc::try_unwrap(entry.bits.held) {
-            Ok(Held { words: Some(slot), .. }) => Some(Seen::Words(slot)),
-            Ok(listed) => Some(Seen::Copy {
-                into: self.buffer(),
-                from: Bits {
-                    held: Arc::new(listed),
-                    count,
-                },
-            }),
-            Err(held) => Some(Seen::Copy {
-                into: self.buffer(),
-                from: Bits { held, count },
-            }),
-        }
+        Some(entry.bits.into_seen(|| self.buffer()))
     }
 
     /// Keeps the union of `shard`'s levels below `below` if there is free

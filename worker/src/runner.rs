@@ -166,6 +166,7 @@ impl TaskRunner {
             let clock = clock.clone();
             rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
+                .thread_name(|i| format!("cayley-pool-{i}"))
                 .start_handler(move |_| clock.register_this_thread())
                 .build()?
         };

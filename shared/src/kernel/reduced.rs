@@ -67,7 +67,9 @@ pub fn expand_reduced(
         inputs,
     };
     let (mut stats, positions) = if unseen == 0 || sources == 0 {
-        out.fill(0);
+        if !inputs.output_zeroed {
+            out.fill(0);
+        }
         (TaskStats::default(), None)
     } else if unseen <= bottom_up_limit {
         // Densest sources first: a state stops at its first hit, and a

@@ -173,6 +173,10 @@ pub struct ShardInputs<'a> {
     ///
     /// [`SearchContext::expand`]: crate::kernel::context::SearchContext::expand
     pub list_up_to: u64,
+    /// True when the output buffer arrives all zero: the reduced space's
+    /// kernel then marks into it without clearing it first (a worker
+    /// hands out buffers it knows to be zero; see the worker's slab).
+    pub output_zeroed: bool,
 }
 
 /// What one task (or one shard of it) did.

@@ -205,6 +205,7 @@ impl KernelProbe<'_> {
             // one per thread, too).
             split: false,
             list_up_to: 0,
+            output_zeroed: false,
         }
     }
 }
@@ -241,6 +242,7 @@ fn valid_bits(ctx: &SearchContext, shard: u64) -> Vec<u64> {
         // One shard at a time: the kernel may use the whole pool.
         split: true,
         list_up_to: 0,
+        output_zeroed: false,
     };
     ctx.sources_changed();
     ctx.expand(shard, &all, &mut valid, &|_| {});

@@ -318,3 +318,34 @@ fn a_shard_held_as_its_list_gives_back_its_slot_and_is_charged_the_list() {
     let words = cache.take_seen(4, 9).map(|s| s.into_words().to_vec());
     assert_eq!(words, Some(vec![0, 0, 1 << 5, 0]));
 }
+
+#[test]
+fn bits_whose_set_bits_are_known_give_back_their_slot_cleared() {
+    let slab = Slab::new(WORDS, 1).unwrap();
+    let mut words = slab.take().unwrap();
+    words.fill(0);
+    words[2] = 1 << 5 | 1 << 7;
+    let at = words.as_ptr();
+    // Held as its list only: the slot goes back at once, its two words'
+    // bits cleared.
+    let listed = Bits::with_positions(words, 2, 64).list_only();
+    assert_eq!(listed.positions(), Some(&[133, 135][..]));
+    let zero = slab.take_zeroed().unwrap();
+    assert!(zero.known_zero());
+    let mut words = zero.into_zeroed();
+    assert_eq!((words.as_ptr(), &words[..]), (at, &[0; WORDS][..]));
+    // Dropped with its words and its list, and with no bit set at all.
+    words[1] = 1;
+    drop(Bits::with_positions(words, 1, 64));
+    let words = slab.take_zeroed().unwrap();
+    assert!(words.known_zero());
+    drop(Bits::new(words.into_zeroed(), 0));
+    assert!(slab.take_zeroed().unwrap().known_zero());
+    // Dense bits (no list) go back as they are, to be cleared.
+    let mut words = slab.take().unwrap();
+    words.fill(u64::MAX);
+    drop(Bits::with_positions(words, 256, 64));
+    let dirty = slab.take_zeroed().unwrap();
+    assert!(!dirty.known_zero());
+    assert_eq!(&dirty.into_zeroed()[..], &[0; WORDS]);
+}

@@ -349,19 +349,23 @@ impl<'a> Task<'a> {
         let words = runner.settle(from_level, gathered);
         let listing = Instant::now();
         totals.other += (listing - settling).as_secs_f64();
-        let output = prepared.map(|(mut prepared, found)| {
-            let listed = prepared.take_positions();
-            let bits = Bits::with_listed_positions(words, found, runner.ctx.position_limit(), listed);
-            Output {
-                shard,
-                // A sparse output compressed is written and kept as its
-                // list: the slot goes back at once, for the next shard.
-                bits: if prepared.needs_words() { bits } else { bits.list_only() },
-                prepared,
-            }
-        });
+        let Some((mut prepared, found)) = prepared else {
+            // The kernel did not run (every source empty): the output is
+            // still as zeroed.
+            words.release_zeroed();
+            return Ok(None);
+        };
+        let listed = prepared.take_positions();
+        let bits = Bits::with_listed_positions(words, found, runner.ctx.position_limit(), listed);
+        let output = Output {
+            shard,
+            // A sparse output compressed is written and kept as its list:
+            // the slot goes back at once (cleared), for the next shard.
+            bits: if prepared.needs_words() { bits } else { bits.list_only() },
+            prepared,
+        };
         totals.write += listing.elapsed().as_secs_f64();
-        Ok(output)
+        Ok(Some(output))
     }
 
     /// Queues `ready` for the file and writes every item whose turn has

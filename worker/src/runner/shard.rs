@@ -39,6 +39,15 @@ struct Fetched {
     laid: Option<Slot>,
 }
 
+impl Drop for Fetched {
+    /// A laid-out list goes back to the slab cleared (its bits are known).
+    fn drop(&mut self) {
+        if let (Some(laid), Some(positions)) = (self.laid.take(), self.bits.positions()) {
+            laid.release_cleared(positions);
+        }
+    }
+}
+
 impl Fetched {
     fn words(&self) -> &[u64] {
         match &self.laid {
@@ -55,8 +64,9 @@ impl TaskRunner {
         if bits.words().is_some() {
             return Fetched { bits, laid: None };
         }
-        let mut laid = self.store.lock(shard).cache.buffer();
-        bits.write_into(&mut laid);
+        let buffer = self.store.lock(shard).cache.zero_buffer();
+        let mut laid = buffer.into_zeroed();
+        bits.set_into_zeroed(&mut laid);
         Fetched { bits, laid: Some(laid) }
     }
 
@@ -80,10 +90,10 @@ impl TaskRunner {
         // whole search.
         let seen = match held.cache.take_seen(from_level, shard) {
             Some(seen) => Some(seen),
-            None if from_level == 0 => Some(Seen::Empty(held.cache.buffer())),
+            None if from_level == 0 => Some(Seen::Empty(held.cache.zero_buffer())),
             None => None,
         };
-        let output = held.cache.buffer();
+        let output = held.cache.zero_buffer();
         // A directed graph reaches states again at any later depth: its
         // seen set is every earlier level, read here when not held.
         let seen = match seen {
@@ -96,8 +106,10 @@ impl TaskRunner {
             seen => seen,
         };
         drop(held);
-        // The stripe is let go of: the union is zeroed or copied now.
+        // The stripe is let go of: the union and the output are zeroed or
+        // copied now.
         let seen = seen.map(Seen::into_words);
+        let output = output.into_zeroed();
         let mut keys: Vec<(u32, u64)> = Vec::with_capacity(sources.len() + 2);
         if seen.is_none() {
             keys.push((from_level - 1, shard));
@@ -242,6 +254,7 @@ pub(super) fn expand(
         current: gathered.current.words(),
         split,
         list_up_to: list::most_listed(gathered.output.len() as u64 * 64),
+        output_zeroed: true,
     };
     Some(ctx.expand(gathered.shard, &inputs, &mut gathered.output, on_unit))
 }

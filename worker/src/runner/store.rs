@@ -502,8 +502,8 @@ impl TaskRunner {
     /// here, so they bypass the cache).
     pub(super) fn union_of_levels(&self, below: u32, shard: u64, stats: &mut CacheStats) -> Result<Slot, TaskError> {
         // Zeroed outside the lock: a slot's first use faults its pages in.
-        let mut union = self.store.lock(shard).cache.buffer();
-        union.fill(0);
+        let buffer = self.store.lock(shard).cache.zero_buffer();
+        let mut union = buffer.into_zeroed();
         self.ctx.job.level_zero(shard, &mut union);
         for level in 1..below {
             self.or_level_into(level, shard, &mut union, stats)?;

@@ -178,7 +178,7 @@ fn every_direction_finds_what_brute_force_finds() {
                 .iter()
                 .map(|(_, w)| crate::space::bits::positions(w, crate::space::bits::popcount(w)))
                 .collect();
-            let inputs = |split, listed: Listed, list_up_to| ShardInputs {
+            let inputs = |split, listed: Listed, list_up_to, output_zeroed| ShardInputs {
                 sources: SourceBits::with_counts(
                     sources
                         .iter()
@@ -194,20 +194,25 @@ fn every_direction_finds_what_brute_force_finds() {
                 current: &current,
                 split,
                 list_up_to,
+                output_zeroed,
             };
-            let expected = brute_force(&p, &space, shard, &inputs(false, Listed::No, 0));
+            let expected = brute_force(&p, &space, shard, &inputs(false, Listed::No, 0, false));
             let steps: Vec<(usize, Step, u64)> = moves
                 .steps(&space, shard)
                 .into_iter()
                 .enumerate()
-                .filter_map(|(g, s)| s.map(|s| (g, s, inputs(false, Listed::No, 0).sources.count(s.source))))
+                .filter_map(|(g, s)| s.map(|s| (g, s, inputs(false, Listed::No, 0, false).sources.count(s.source))))
                 .collect();
             let sources_total: u64 = steps.iter().map(|s| s.2).sum();
-            for (split, listed) in [false, true]
+            // An output given all zero (as a worker's buffers come) is
+            // marked as it is; any other is cleared first.
+            for ((split, listed), zeroed) in [false, true]
                 .into_iter()
                 .flat_map(|split| [Listed::No, Listed::Also, Listed::Only].map(|l| (split, l)))
+                .flat_map(|c| [(c, false), (c, true)])
             {
-                let inputs = |list_up_to| inputs(split, listed, list_up_to);
+                let fill = if zeroed { 0 } else { u64::MAX };
+                let inputs = |list_up_to| inputs(split, listed, list_up_to, zeroed);
                 let unlisted = inputs(0);
                 let task = Expansion {
                     space: &space,
@@ -215,7 +220,7 @@ fn every_direction_finds_what_brute_force_finds() {
                     shard,
                     inputs: &unlisted,
                 };
-                let mut out = vec![u64::MAX; space.shard_words()];
+                let mut out = vec![fill; space.shard_words()];
                 let (stats, _) = top_down::expand(&task, &steps, sources_total, &mut out);
                 assert_eq!(
                     out, expected,
@@ -247,7 +252,7 @@ fn every_direction_finds_what_brute_force_finds() {
                         inputs: &limited,
                         ..task
                     };
-                    let mut out = vec![u64::MAX; space.shard_words()];
+                    let mut out = vec![fill; space.shard_words()];
                     let (stats, kernel_list) = top_down::expand(&task, &steps, sources_total, &mut out);
                     assert_eq!(out, expected);
                     assert_eq!(stats.found, found);
@@ -261,14 +266,14 @@ fn every_direction_finds_what_brute_force_finds() {
                         limit
                     );
                 }
-                let mut out = vec![u64::MAX; space.shard_words()];
+                let mut out = vec![fill; space.shard_words()];
                 bottom_up::expand(&task, &steps, &mut out);
                 assert_eq!(
                     out, expected,
                     "{} shard {}: bottom-up, split {}, listed {:?}",
                     spec, shard, split, listed
                 );
-                let mut out = vec![u64::MAX; space.shard_words()];
+                let mut out = vec![fill; space.shard_words()];
                 let listing = inputs(u64::MAX);
                 let (stats, kernel_list) = expand_reduced(&space, &moves, shard, &listing, &mut out, &|_| {});
                 assert_eq!(out, expected, "{} shard {}: expand_reduced", spec, shard);

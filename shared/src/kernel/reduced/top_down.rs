@@ -120,7 +120,9 @@ thread_local! {
 /// Marks on this thread, straight into `out`, and the words marked into
 /// `marked` (a bit for each word of `out`).
 fn mark_here(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64], marked: &mut Vec<u64>) -> u64 {
-    out.fill(0);
+    if !task.inputs.output_zeroed {
+        out.fill(0);
+    }
     marked.clear();
     marked.resize(out.len().div_ceil(64), 0);
     let rw = task.space.fiber().row_words();
