@@ -375,7 +375,7 @@ impl TaskRunner {
                     Indexed {
                         reader,
                         index,
-                        count: reader.entries()[index].popcount,
+                        count: reader.popcount(index),
                     }
                 })
             })
@@ -468,10 +468,10 @@ impl TaskRunner {
     pub(super) fn indexed_count(&self, level: u32, shard: u64) -> Result<u64, TaskError> {
         let chunk = self.ctx.job.chunking.chunk_of(shard);
         if let Some(reader) = self.store.files().get(level, chunk) {
-            return Ok(reader.entries()[place_in(reader, shard)].popcount);
+            return Ok(reader.popcount(place_in(reader, shard)));
         }
         let (reader, index) = self.indexed(level, shard)?;
-        Ok(reader.entries()[index].popcount)
+        Ok(reader.popcount(index))
     }
 
     /// ORs `F_level(shard)` into `into`, read past the cache (levels read
@@ -485,7 +485,7 @@ impl TaskRunner {
         stats: &mut CacheStats,
     ) -> Result<(), TaskError> {
         let (reader, index) = self.indexed(level, shard)?;
-        if reader.entries()[index].popcount == 0 {
+        if reader.popcount(index) == 0 {
             return Ok(());
         }
         let buffer = self.store.lock(shard).cache.buffer();

@@ -222,6 +222,12 @@ fn write_and_read_back(path: &Path, chunk: ChunkId, shards: &[&[u64]]) {
     for (i, expected) in shards.iter().enumerate() {
         reader.read_shard(i, &mut out).unwrap();
         assert_eq!(&out[..], *expected, "{} words, shard {}", chunk.shard_words, i);
+        assert_eq!(
+            reader.popcount(i),
+            crate::space::bits::popcount(expected),
+            "shard {}'s count",
+            i
+        );
         read_words_agree(&reader, i, expected);
     }
     verify_chunk(path, &chunk).unwrap();
