@@ -21,6 +21,50 @@ pub(super) enum TaskEnd {
     Fatal(String),
 }
 
+/// A task's units of progress and states found, each pool thread counting
+/// on a cache line of its own, summed when a progress message goes out
+/// (twice a second). Why: a unit is counted for every shard, and two
+/// counts that every thread added to moved their cache lines between the
+/// cores at every shard.
+struct Counts {
+    /// One per pool thread, and the first for any other thread.
+    lines: Box<[Line]>,
+}
+
+#[derive(Default)]
+#[repr(align(128))]
+struct Line {
+    units: AtomicU64,
+    found: AtomicU64,
+}
+
+impl Counts {
+    /// Lines for a pool of `threads` threads and for the calling thread.
+    fn new(threads: usize) -> Counts {
+        Counts {
+            lines: (0..=threads).map(|_| Line::default()).collect(),
+        }
+    }
+
+    /// One unit done that found `found` states, on this thread's line.
+    fn add(&self, found: u64) {
+        let at = rayon::current_thread_index().map_or(0, |i| i + 1);
+        let line = &self.lines[at.min(self.lines.len() - 1)];
+        line.units.fetch_add(1, Ordering::Relaxed);
+        line.found.fetch_add(found, Ordering::Relaxed);
+    }
+
+    /// Units done and states found so far.
+    fn totals(&self) -> (u64, u64) {
+        self.lines.iter().fold((0, 0), |(units, found), line| {
+            (
+                units + line.units.load(Ordering::Relaxed),
+                found + line.found.load(Ordering::Relaxed),
+            )
+        })
+    }
+}
+
 /// What a task reports through: the coordinator's client and who it is.
 pub(super) struct Reporter {
     pub client: Client,
@@ -47,17 +91,19 @@ pub(super) async fn run_task(
             .report(tokio_stream::wrappers::ReceiverStream::new(rx))
             .await
     });
-    let units = Arc::new(AtomicU64::new(0));
-    let found = Arc::new(AtomicU64::new(0));
+    let counts = Arc::new(Counts::new(runner.threads()));
     let stop = Arc::new(AtomicBool::new(false));
     let units_total = runner.units_of_chunk(task.chunk);
     let progress = {
-        let (units, found) = (units.clone(), found.clone());
-        move || TaskProgress {
-            units_done: units.load(Ordering::Relaxed),
-            units_total,
-            states_found: found.load(Ordering::Relaxed),
-            gaining_nothing: Vec::new(),
+        let counts = counts.clone();
+        move || {
+            let (units_done, states_found) = counts.totals();
+            TaskProgress {
+                units_done,
+                units_total,
+                states_found,
+                gaining_nothing: Vec::new(),
+            }
         }
     };
     // Progress goes out from the start, also while the task waits for the
@@ -72,10 +118,7 @@ pub(super) async fn run_task(
             runner.compute_chunk_until(
                 task.from_level,
                 task.chunk,
-                &|f| {
-                    units.fetch_add(1, Ordering::Relaxed);
-                    found.fetch_add(f, Ordering::Relaxed);
-                },
+                &|found| counts.add(found),
                 &|_| window.release(),
                 // At once, not with the task's result: the coordinator
                 // leases chunks meanwhile, and each it records first is a
@@ -207,5 +250,30 @@ pub fn done_message(r: &TaskResult) -> TaskDone {
             idle_seconds: r.io.idle_seconds,
             threads: r.io.threads,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_from_every_thread_of_a_pool_and_from_outside_add_up() {
+        let threads = 3;
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let counts = Counts::new(threads);
+        pool.install(|| {
+            use rayon::prelude::*;
+            (0..1000u64).into_par_iter().for_each(|i| counts.add(i % 7));
+        });
+        counts.add(5);
+        // A thread of a bigger pool counts on the last line.
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads + 2)
+            .build()
+            .unwrap()
+            .broadcast(|_| counts.add(1));
+        let found: u64 = (0..1000u64).map(|i| i % 7).sum::<u64>() + 5 + (threads as u64 + 2);
+        assert_eq!(counts.totals(), (1000 + 1 + threads as u64 + 2, found));
     }
 }
