@@ -33,8 +33,9 @@ const BATCH: u32 = 64;
 
 /// Running totals of one level's expansions, shared by the threads. On
 /// cache lines of their own (128 bytes: a line and the one fetched with
-/// it): they sat beside the moves' tables that every thread reads for
-/// every shard, and each record made those reads miss on the other cores.
+/// it): they are a field of the moves, whose tables every thread reads
+/// for every shard, and a record on a line shared with those would make
+/// those reads miss on the other cores.
 #[derive(Debug, Default)]
 #[repr(align(128))]
 pub struct DirectionCosts {
