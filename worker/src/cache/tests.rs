@@ -292,7 +292,7 @@ fn a_shard_held_as_its_list_gives_back_its_slot_and_is_charged_the_list() {
     assert_eq!(laid, vec![0, 0b101, 0, 1 << 63], "laid out again from the list");
     cache.admit((1, 0), only.clone());
     assert_eq!(cache.used(), list_charge);
-    let whole = |cache: &mut ShardCache| Bits::new(filled(cache, 3), 8 * WORDS as u64);
+    let whole = |cache: &mut ShardCache| Bits::new(filled(cache, 3), 2 * WORDS as u64);
     for shard in 2..4 {
         let b = whole(&mut cache);
         cache.admit((1, shard), b);
