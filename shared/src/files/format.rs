@@ -34,7 +34,11 @@
 //! the index checksum is that of no bytes): on the 4×4 Loopover's first
 //! levels, 309 chunks of which at most 90 gain a state, each empty one
 //! was 52 KB written and read twice (by the coordinator's check and the
-//! next level's sparse map).
+//! next level's sparse map). From version 6 the empty chunks a coordinator
+//! records together are hard links to one such file of their level and
+//! size, whose chunk number and first shard are [`ANY_CHUNK`] (see
+//! `empties.rs`): a reader checks the rest of its header and reports the
+//! chunk it expected.
 //!
 //! Files are written to a unique temporary name, fsynced, renamed, and the
 //! directory fsynced, so a reader sees either nothing or the whole file and
@@ -50,8 +54,9 @@ pub const MAGIC: &[u8; 8] = b"CAYLEYCK";
 /// Version of this layout; files of a newer version, or older than
 /// [`OLDEST_READABLE_VERSION`], are refused. Version 3 added shards stored
 /// raw, version 4 sparse shards stored as lists, version 5 chunks without
-/// a set bit stored as their header alone.
-pub const FORMAT_VERSION: u32 = 5;
+/// a set bit stored as their header alone, version 6 one header-only file
+/// shared by the empty chunks of a level ([`ANY_CHUNK`]).
+pub const FORMAT_VERSION: u32 = 6;
 
 /// Version 2 files (every shard compressed) and version 3 files (no lists)
 /// still read: a checkpoint written by an earlier build resumes and gives
@@ -63,6 +68,14 @@ const LISTS_VERSION: u32 = 4;
 
 /// The first version whose empty chunks have no index.
 const HEADER_ONLY_VERSION: u32 = 5;
+
+/// The first version whose empty chunks may share a file.
+const SHARED_EMPTY_VERSION: u32 = 6;
+
+/// The chunk number and first shard in the header of a file that empty
+/// chunks of one level and size share as hard links: it stands for any of
+/// them, and holds no set bit.
+pub const ANY_CHUNK: u64 = u64::MAX;
 
 /// Bytes of the header.
 pub const HEADER_LEN: usize = 96;
@@ -152,6 +165,13 @@ pub struct ChunkId {
 
 impl std::fmt::Display for ChunkId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.chunk == ANY_CHUNK {
+            return write!(
+                f,
+                "level {} any empty chunk of {} shards of {} words",
+                self.level, self.shards, self.shard_words
+            );
+        }
         write!(
             f,
             "level {} chunk {} (shards {}..{}, {} words each)",
@@ -235,7 +255,7 @@ impl ChunkHeader {
         if !intact {
             return Err(FormatError::corrupt(path, "damaged header"));
         }
-        Ok(ChunkHeader {
+        let header = ChunkHeader {
             id: ChunkId {
                 fingerprint: u64_at(h, 16),
                 level: u32_at(h, 24),
@@ -247,10 +267,29 @@ impl ChunkHeader {
             popcount: u64_at(h, 56),
             index_checksum: u64_at(h, 64),
             version,
-        })
+        };
+        let shared = header.id.chunk == ANY_CHUNK || header.id.first_shard == ANY_CHUNK;
+        let shared_ok =
+            header.id.chunk == header.id.first_shard && version >= SHARED_EMPTY_VERSION && header.popcount == 0;
+        if shared && !shared_ok {
+            return Err(FormatError::corrupt(path, "damaged header of a shared empty chunk"));
+        }
+        Ok(header)
     }
 
-    /// Checks the header names the expected chunk.
+    /// The header of an empty chunk's file (its header alone): what a
+    /// writer of every shard of `id` empty writes.
+    pub fn empty(id: ChunkId) -> ChunkHeader {
+        ChunkHeader {
+            version: FORMAT_VERSION,
+            id,
+            popcount: 0,
+            index_checksum: xxhash_rust::xxh3::xxh3_64(&[]),
+        }
+    }
+
+    /// Checks the header names the expected chunk, or is that of a file
+    /// the empty chunks of its level and size share ([`ANY_CHUNK`]).
     pub fn check(&self, path: &Path, expected: &ChunkId) -> Result<(), FormatError> {
         if self.id.fingerprint != expected.fingerprint {
             return Err(FormatError::OtherJob {
@@ -259,7 +298,14 @@ impl ChunkHeader {
                 expected: expected.fingerprint,
             });
         }
-        if self.id != *expected {
+        // A shared empty file stands for every chunk of its level and size.
+        let same = if self.id.chunk == ANY_CHUNK {
+            (self.id.level, self.id.shards, self.id.shard_words)
+                == (expected.level, expected.shards, expected.shard_words)
+        } else {
+            self.id == *expected
+        };
+        if !same {
             return Err(FormatError::WrongChunk {
                 path: path.into(),
                 expected: expected.to_string(),
@@ -280,13 +326,15 @@ fn payload_bytes(words: &[u64]) -> &[u8] {
     bytemuck::cast_slice(words)
 }
 
+mod empties;
 pub mod list;
 mod prepared;
 mod reader;
 mod writer;
+pub use empties::write_empty_chunks;
 pub use prepared::{stored_raw, PreparedShard};
 pub use reader::{read_chunk_header, verify_chunk, ChunkReader};
-pub use writer::{write_chunk, write_empty_chunks, ChunkWriter};
+pub use writer::{write_chunk, ChunkWriter};
 
 #[cfg(test)]
 mod tests;

@@ -47,8 +47,11 @@ impl ChunkReader {
     /// index checksum and that every frame lies inside the file.
     pub fn open(path: &Path, expected: &ChunkId) -> Result<ChunkReader, FormatError> {
         let mut file = File::open(path).map_err(|e| FormatError::io(path, e))?;
-        let header = read_header_from(path, &mut file)?;
+        let mut header = read_header_from(path, &mut file)?;
         header.check(path, expected)?;
+        // The same but for a shared empty file's chunk number and first
+        // shard, which stand for any chunk's.
+        header.id = *expected;
         let size = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
         if header.version >= HEADER_ONLY_VERSION && header.popcount == 0 {
             return Self::header_only(path, file, header, size);

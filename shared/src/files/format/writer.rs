@@ -22,6 +22,20 @@ fn encode_index(entries: &[ShardEntry]) -> Vec<u8> {
     bytes
 }
 
+/// A unique name beside `path` for a file on its way there: the process,
+/// the thread and the moment make it one no other writer picks.
+pub(super) fn temporary_name(path: &Path) -> PathBuf {
+    let unique = format!(
+        "{}.tmp-{}-{:x}",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("chunk"),
+        std::process::id(),
+        xxhash_rust::xxh3::xxh3_64(
+            format!("{:?}{:?}", std::thread::current().id(), std::time::Instant::now()).as_bytes()
+        )
+    );
+    path.with_file_name(unique)
+}
+
 /// Writes one chunk file shard by shard, so a worker never holds more than
 /// one shard of its output.
 pub struct ChunkWriter {
@@ -46,15 +60,7 @@ impl ChunkWriter {
     ///
     /// [`finish`]: ChunkWriter::finish
     pub fn create(path: &Path, id: ChunkId, options: WriteOptions) -> Result<ChunkWriter, FormatError> {
-        let unique = format!(
-            "{}.tmp-{}-{:x}",
-            path.file_name().and_then(|n| n.to_str()).unwrap_or("chunk"),
-            std::process::id(),
-            xxhash_rust::xxh3::xxh3_64(
-                format!("{:?}{:?}", std::thread::current().id(), std::time::Instant::now()).as_bytes()
-            )
-        );
-        let tmp = path.with_file_name(unique);
+        let tmp = temporary_name(path);
         let io = |e| FormatError::io(path, e);
         if options.fails_disk_full_at(id.level, id.chunk) {
             // ENOSPC, as the kernel reports a full disk.
@@ -155,7 +161,7 @@ impl ChunkWriter {
 
     /// [`Self::finish`] but for the fsync of the directory, which the
     /// caller owes (once for many files).
-    fn finish_but_directory(mut self) -> Result<(ChunkHeader, u64), FormatError> {
+    pub(super) fn finish_but_directory(mut self) -> Result<(ChunkHeader, u64), FormatError> {
         assert_eq!(
             self.entries.len(),
             self.id.shards as usize,
@@ -211,54 +217,4 @@ pub fn write_chunk<'a>(
         writer.push(words)?;
     }
     writer.finish()
-}
-
-/// Writes the files of chunks without a set bit (each its header alone),
-/// as [`ChunkWriter`] does with `options`: byte for byte what a writer of
-/// every shard of the chunk empty writes. Many at once: each file written
-/// and fsynced on one of a few threads (fsyncs wait on the disk, not the
-/// CPU), and each directory fsynced once at the end rather than once a
-/// file; a directory whose fsync fails fails each of its files.
-pub fn write_empty_chunks(
-    chunks: &[(PathBuf, ChunkId)],
-    options: WriteOptions,
-) -> Vec<Result<(ChunkHeader, u64), FormatError>> {
-    const THREADS: usize = 8;
-    let write = |(path, id): &(PathBuf, ChunkId)| {
-        let mut writer = ChunkWriter::create(path, *id, options)?;
-        for _ in 0..id.shards {
-            writer.push_empty();
-        }
-        writer.finish_but_directory()
-    };
-    let per_thread = chunks.len().div_ceil(THREADS).max(1);
-    let mut results: Vec<_> = std::thread::scope(|s| {
-        let parts: Vec<_> = chunks
-            .chunks(per_thread)
-            .map(|part| s.spawn(move || part.iter().map(write).collect::<Vec<_>>()))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|part| part.join().expect("a writer of empty chunks panicked"))
-            .collect()
-    });
-    let mut synced: Vec<(PathBuf, Option<String>)> = Vec::new();
-    for ((path, _), result) in chunks.iter().zip(results.iter_mut()) {
-        if result.is_err() {
-            continue;
-        }
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let failed = match synced.iter().find(|(d, _)| *d == dir) {
-            Some((_, failed)) => failed.clone(),
-            None => {
-                let failed = options.sync_parent_dir(path).err().map(|e| e.to_string());
-                synced.push((dir, failed.clone()));
-                failed
-            }
-        };
-        if let Some(why) = failed {
-            *result = Err(FormatError::io(path, io::Error::other(why)));
-        }
-    }
-    results
 }

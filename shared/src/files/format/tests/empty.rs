@@ -1,4 +1,4 @@
-//! Chunks without a set bit (format 5): their header alone, one at a time
+//! Chunks without a set bit (formats 5 and 6): their header alone, one at a time
 //! or many together.
 
 use super::*;
@@ -59,23 +59,20 @@ fn empty_chunks_are_their_header_alone() {
     assert_eq!(read_back(&path).unwrap(), vec![zeros; 3]);
 }
 
-/// Many empty chunks at once are the files their writers would write;
-/// an injected full disk fails exactly its chunk and leaves no file.
+/// Many empty chunks at once read as the files their writers would
+/// write, each a link to one shared file of its level and size; an
+/// injected full disk fails exactly its chunk and leaves no file for it,
+/// and a file already at a chunk's path is replaced.
 #[test]
-fn empty_chunks_written_together_are_each_writers_file() {
+fn empty_chunks_written_together_share_one_file() {
+    use std::os::unix::fs::MetadataExt;
     let dir = tempfile::tempdir().unwrap();
     let zeros = vec![0u64; 500];
-    let alone = dir.path().join("alone");
-    write_chunk(
-        &alone,
-        id(2, 3),
-        [&zeros[..], &zeros[..], &zeros[..]],
-        WriteOptions::DURABLE,
-    )
-    .unwrap();
+    let alone = tempfile::tempdir().unwrap();
     let chunks: Vec<(PathBuf, ChunkId)> = (0..20)
         .map(|c| (dir.path().join(format!("c{}", c)), ChunkId { chunk: c, ..id(2, 3) }))
         .collect();
+    std::fs::write(&chunks[5].0, b"an earlier attempt's file").unwrap();
     let options = WriteOptions {
         fail_disk_full_at: Some((2, 13)),
         ..WriteOptions::DURABLE
@@ -87,18 +84,98 @@ fn empty_chunks_written_together_are_each_writers_file() {
             assert!(!path.exists());
             continue;
         }
-        let (header, size) = result.as_ref().unwrap();
-        assert_eq!((header.popcount, *size), (0, HEADER_LEN as u64));
-        assert_eq!(verify_chunk(path, chunk).unwrap(), *header);
-        let mut expected = std::fs::read(&alone).unwrap();
-        let mut written = std::fs::read(path).unwrap();
-        // The chunk number and the header's own checksum differ.
-        expected[32..40].fill(0);
-        written[32..40].fill(0);
-        expected[72..80].fill(0);
-        written[72..80].fill(0);
-        assert_eq!(written, expected);
+        // What a writer of this chunk alone writes and reports.
+        let own = alone.path().join(format!("c{}", chunk.chunk));
+        let written = write_chunk(
+            &own,
+            *chunk,
+            [&zeros[..], &zeros[..], &zeros[..]],
+            WriteOptions::DURABLE,
+        )
+        .unwrap();
+        assert_eq!(*result.as_ref().unwrap(), written);
+        assert_eq!(verify_chunk(path, chunk).unwrap(), written.0);
+        let reader = ChunkReader::open(path, chunk).unwrap();
+        assert_eq!(reader.header().id, *chunk, "the reader reports the chunk it expected");
+        let mut out = vec![1u64; 500];
+        reader.read_shard(2, &mut out).unwrap();
+        assert_eq!(out, zeros);
+        assert_eq!(
+            std::fs::metadata(path).unwrap().nlink(),
+            20,
+            "19 chunks and the shared file"
+        );
     }
-    // Nothing else (no temporary file) is left.
+    // The 19 chunks and their shared file; no temporary file is left.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 20);
+}
+
+/// The shared file stands only for empty chunks of its own job, level
+/// and size; a header naming any chunk that holds a set bit, or of a
+/// version before 6, is damage.
+#[test]
+fn a_shared_empty_file_reads_only_as_its_own_kind_of_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c");
+    let chunk = id(2, 3);
+    write_empty_chunks(&[(path.clone(), chunk)], WriteOptions::DURABLE)
+        .pop()
+        .unwrap()
+        .unwrap();
+    for other in [
+        ChunkId { level: 3, ..chunk },
+        ChunkId { shards: 4, ..chunk },
+        ChunkId {
+            shard_words: 501,
+            ..chunk
+        },
+    ] {
+        let err = ChunkReader::open(&path, &other).err().expect("another kind of chunk");
+        assert!(matches!(err, FormatError::WrongChunk { .. }), "{}", err);
+    }
+    let other_job = ChunkId {
+        fingerprint: 1,
+        ..chunk
+    };
+    assert!(matches!(
+        ChunkReader::open(&path, &other_job),
+        Err(FormatError::OtherJob { .. })
+    ));
+    let good = std::fs::read(&path).unwrap();
+    assert_eq!(
+        &good[32..48],
+        &[0xff; 16],
+        "the chunk number and first shard are ANY_CHUNK"
+    );
+    let resealed = |edit: &dyn Fn(&mut Vec<u8>)| {
+        let mut bytes = good.clone();
+        edit(&mut bytes);
+        let own = xxhash_rust::xxh3::xxh3_64(&bytes[..72]);
+        bytes[72..80].copy_from_slice(&own.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        ChunkReader::open(&path, &chunk).err()
+    };
+    assert!(resealed(&|_| {}).is_none(), "resealed unchanged, it still reads");
+    let set_bit = resealed(&|b| b[56..64].copy_from_slice(&1u64.to_le_bytes())).expect("a set bit");
+    let version_5 = resealed(&|b| b[8..12].copy_from_slice(&5u32.to_le_bytes())).expect("version 5");
+    let half_any = resealed(&|b| b[40..48].copy_from_slice(&21u64.to_le_bytes())).expect("a first shard");
+    for err in [set_bit, version_5, half_any] {
+        assert!(err.to_string().contains("shared empty chunk"), "{}", err);
+    }
+}
+
+/// Where no link can be made to it, each chunk gets its own file.
+#[test]
+fn empty_chunks_get_their_own_files_where_nothing_can_be_shared() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let chunks: Vec<(PathBuf, ChunkId)> = (0..3)
+        .map(|c| (dir.path().join(format!("c{}", c)), ChunkId { chunk: c, ..id(2, 3) }))
+        .collect();
+    // A directory where the shared file would go.
+    std::fs::create_dir(dir.path().join("empty-3-shards.shared")).unwrap();
+    for ((path, chunk), result) in chunks.iter().zip(write_empty_chunks(&chunks, WriteOptions::DURABLE)) {
+        assert_eq!(verify_chunk(path, chunk).unwrap(), result.unwrap().0);
+        assert_eq!(std::fs::metadata(path).unwrap().nlink(), 1);
+    }
 }
