@@ -1,14 +1,16 @@
 //! Chunks of the running level that a worker's map of a sparse level shows
-//! gaining no state: the coordinator writes their files (a header each,
-//! as the chunk's own task would) and records them, instead of leasing
+//! gaining no state: the coordinator makes their files (links to one
+//! header-only file of the level, read as the file the chunk's own task
+//! would write) and records them, instead of leasing
 //! each as a task. On the 4×4 Loopover's depths 1–4 that is 219–307 of 309
 //! chunks a level, each a lease, a report and a file check otherwise.
 //!
 //! Safe because the claim is the one the chunk's own task would act on:
 //! a task reads the same level's indexes, works out the same map and writes
 //! the same header-only file for such a chunk without computing a shard.
-//! A task of the chunk already running finishes (its file is the same
-//! bytes) or stops, its result ignored as already recorded.
+//! A task of the chunk already running finishes (its file holds the same
+//! empty chunk, with the same index checksum) or stops, its result ignored
+//! as already recorded.
 //!
 //! Like a result, in three steps so that no file is written under the
 //! state lock: [`JobState::begin_empties`], [`write_empties`] (no lock),
@@ -41,8 +43,9 @@ impl Empties {
     }
 }
 
-/// Step 2, without the state lock: writes each chunk's file
-/// ([`write_empty_chunks`]: side by side, each directory fsynced once).
+/// Step 2, without the state lock: makes each chunk's file
+/// ([`write_empty_chunks`]: links to one shared file, each directory
+/// fsynced once).
 pub fn write_empties(e: &Empties) -> Vec<Written> {
     let files: Vec<(PathBuf, ChunkId)> = e.chunks.iter().map(|(_, path, id)| (path.clone(), *id)).collect();
     write_empty_chunks(&files, e.write)
