@@ -90,7 +90,7 @@ impl LevelSource for CheckpointSource<'_> {
             return Ok(None);
         }
         let (reader, i) = self.locate(level, shard)?;
-        Ok(Some(reader.entries()[i].popcount))
+        Ok(Some(reader.popcount(i)))
     }
 }
 

@@ -106,10 +106,16 @@ fn ensure_shared(source: &Path, id: &ChunkId, options: WriteOptions) -> bool {
     own_file(source, &any, options).is_ok()
 }
 
-/// Links `source` to `path` through a temporary name, so that a file
-/// already at `path` (an earlier attempt's) is replaced as a writer's
-/// rename replaces it.
+/// Links `source` to `path`. A file already at `path` (an earlier
+/// attempt's, or the chunk's task's) is replaced as a writer's rename
+/// replaces it, through a temporary name; only then, as a link and a
+/// rename took 8–10 ms for 306 chunks where a link alone took 3.6 ms
+/// (ext4, 2 cores).
 fn link_into_place(source: &Path, path: &Path) -> io::Result<()> {
+    match std::fs::hard_link(source, path) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        done => return done,
+    }
     let tmp = temporary_name(path);
     std::fs::hard_link(source, &tmp)?;
     std::fs::rename(&tmp, path).inspect_err(|_| {
