@@ -259,6 +259,13 @@ impl ReducedSpace {
         let fixed: u64 = stabilizer
             .iter()
             .map(|&k| {
+                if k == 0 {
+                    // The identity (the symmetries' first element) fixes
+                    // every state without a map: `fixed_points` 3.7 → 3.0 %
+                    // of a 1-thread run of the 4×4 Loopover to depth 8.
+                    debug_assert!(self.symmetries.slots[0].is_identity() && self.symmetries.pieces[0].is_identity());
+                    return popcount;
+                }
                 // Digit tables: a row table per symmetry and key would be
                 // built for the few states of most shards.
                 let form = MapForm::Digits;
