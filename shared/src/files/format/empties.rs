@@ -100,7 +100,8 @@ fn shared_id(id: &ChunkId) -> ChunkId {
 /// fsynced and renamed into place); false when it cannot be.
 fn ensure_shared(source: &Path, id: &ChunkId, options: WriteOptions) -> bool {
     let any = shared_id(id);
-    if read_chunk_header(source).is_ok_and(|h| h.id == any && h.popcount == 0) {
+    // A header naming any chunk holds no set bit, or it does not read.
+    if read_chunk_header(source).is_ok_and(|h| h.id == any) {
         return true;
     }
     own_file(source, &any, options).is_ok()
