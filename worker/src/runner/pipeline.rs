@@ -238,9 +238,11 @@ impl<'a> Task<'a> {
     /// Why not one per thread: each loop spawned wakes a sleeping thread.
     /// A write opens the window by one item, which the writing loop claims
     /// next itself, and a task of a sparse level has a few items (the 4×4
-    /// Loopover's depth 5: 2,143 shards computed in 247 tasks). Started
-    /// one per thread, 98,410 loops of a 16-thread run of the 4×4 to depth
-    /// 8 found nothing to claim in 81,657.
+    /// Loopover's depth 5: 2,143 shards computed in 247 tasks). A run of
+    /// the 4×4 to depth 8 with 16 threads on 2 cores (a test build) started
+    /// 98,410 loops, 81,657 of which found nothing to claim; now 76,798
+    /// and 60,431. (There, a loop waits for a core while others claim; how
+    /// many find nothing on 16 cores is not measured.)
     fn start_loops<'s>(&'s self, s: &rayon::Scope<'s>, claiming: usize) {
         let threads = rayon::current_num_threads();
         let claimed = self.claimed.load(Ordering::Acquire);
