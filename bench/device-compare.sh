@@ -2,8 +2,9 @@
 # Two builds on a many-core machine in one call of under ten minutes: the 4×4 to depth 8 at
 # every thread and at 2, each build, on cold memory first and then on memory touched once
 # (a fresh VM backs guest memory on first use: docs/history.md, "On 16 cores, measured"),
-# the 2×6 unreduced twice (and once cut into 12 shards, the old plan), `--workers 4`, a deeper 4×4 and
-# the 3×5 at every thread, and the machine's ceiling (the 4×4 as 2 and as N 1-thread processes).
+# the 2×6 unreduced twice (and once cut into 12 shards, the old plan), `--workers 4`, a profile of
+# the 4×4 at N threads against 2 (bench/device-perf.sh), a deeper 4×4 and the 3×5 at every
+# thread, and the machine's ceiling (the 4×4 as 2 and as N 1-thread processes).
 # It needs only the binaries and python3. Layout: `bench/device-prepare.sh [OLD]` (this tree's
 # build in .dev/bin, OLD's in .dev/old, the first-touch probe, these scripts); then, on the
 # many-core machine with .dev/ copied there (carry: [".dev"]): bash .dev/device-compare.sh
@@ -75,6 +76,10 @@ d8 new_w4 "$NEW" $N --workers 4
 d8 new2_t$N "$NEW" $N
 d8 old2_t$N "$OLD" $N
 echo "left: $(left) s" | tee -a "$S/summary.txt"
+# Where N threads' extra thread-seconds go: the 4×4 to depth 8 under perf at N and at 2
+# threads (bench/device-perf.sh, with the perf that device-prepare.sh packs); profiles in perf/.
+[ "$(left)" -gt 220 ] && OUT=$S/perf timeout $(( $(left) - 130 )) bash "$D/device-perf.sh" "$NEW" 2>&1 \
+  | head -30 | tee -a "$S/summary.txt"
 [ "$(left)" -gt 130 ] && tm d10_new_t$N timeout $(( $(left) - 100 )) "$NEW" run loopover:4x4 --max-depth $D10 --keep-levels last2 --threads $N --memory $BIG --checkpoint-dir "$W/ck" --out "$W/out"
 grep -a "^depth" "$L/d10_new_t$N.log" 2>/dev/null | tail -4 >> "$S/summary.txt"
 [ "$(left)" -gt 40 ] && tm x35_new_t$N timeout $(( $(left) - 25 )) "$NEW" run loopover:3x5 --max-depth $X5 --threads $N --memory 20G --checkpoint-dir "$W/ck" --out "$W/out"

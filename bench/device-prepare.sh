@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Lays out .dev/ for the many-core machine's scripts (bench/device-compare.sh,
 # bench/device-full-4x4.sh): this tree's release `cayley` in .dev/bin with the
-# first-touch probe, the build of OLD (a commit, default 1145fc4: the one last
+# first-touch probe and perf, the build of OLD (a commit, default 1145fc4: the one last
 # measured on 16 cores, docs/history.md "On 16 cores, second call") in .dev/old,
 # and the scripts. .dev/ is ignored by git and goes to the machine with
 # `carry: [".dev"]`; then run `bash .dev/device-compare.sh` there.
@@ -20,7 +20,18 @@ trap 'git worktree remove --force "$tree"' EXIT
 # Its own target folder (inside target/, ignored), so this tree's build stays.
 CARGO_TARGET_DIR="$root/target/device-old" cargo build --release -q -p cayley-coordinator --manifest-path "$tree/Cargo.toml"
 cp "$root/target/device-old/release/cayley" .dev/old/
-cp bench/device-compare.sh bench/device-full-4x4.sh .dev/
+cp bench/device-compare.sh bench/device-full-4x4.sh bench/device-perf.sh .dev/
+# perf, for bench/device-perf.sh there (the machine may have none): this machine's, with the
+# libraries it loads besides glibc's, packed (about 30 MB, 8 MB packed; carry allows 64 MiB).
+if command -v perf > /dev/null; then
+  pack=$(mktemp -d); mkdir -p "$pack/perf/lib"
+  bin=$(readlink -f "$(command -v perf)")
+  cp "$bin" "$pack/perf/perf"
+  ldd "$bin" | awk '/=> \//{print $3}' | grep -vE '/(libc|libm|libpthread|libdl|librt)\.so' \
+    | xargs -r cp -L -t "$pack/perf/lib"
+  tar cJf .dev/perf.tar.xz -C "$pack" perf
+  rm -rf "$pack"
+fi
 exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")"
 grep -qx '/.dev/' "$exclude" 2>/dev/null || echo '/.dev/' >> "$exclude"
