@@ -192,7 +192,7 @@ impl TaskRunner {
         let cache_budget = cache_budget - in_flight.extra_shards() * item;
         // Every shard-sized buffer is a slot: the cache's, the window's and
         // its outputs. Compressed frames (part of `outside`) stay on the heap.
-        let slab = Slab::new(words, (shard_memory / shard_bytes) as usize)?;
+        let slab = Slab::for_pool(words, (shard_memory / shard_bytes) as usize, threads)?;
         Ok(TaskRunner {
             ctx,
             checkpoint: CheckpointDir::existing(checkpoint),

@@ -20,7 +20,10 @@
 //! 2-thread one (`perf`; a slot last written by the other core is moved
 //! over line by line), for shards that gain about 70 states.
 
+mod stashes;
+
 use memmap2::{MmapMut, MmapOptions};
+use stashes::{Lists, Stashes};
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex};
 
@@ -40,6 +43,8 @@ struct Inner {
     /// Slots handed back, the most recently freed last, and the first slot
     /// never handed out.
     free: Mutex<FreeSlots>,
+    /// Slots handed back by each pool thread, kept for its next take.
+    stashes: Stashes,
 }
 
 /// The free slots without a list entry per slot: slots past `untouched`
@@ -48,9 +53,8 @@ struct Inner {
 /// budget (`cayley run loopover:2x2`).
 #[derive(Default)]
 struct FreeSlots {
-    returned: Vec<u32>,
-    /// Slots handed back all zero, the most recently freed last.
-    zeroed: Vec<u32>,
+    /// Slots handed back as they were, and all zero.
+    lists: Lists,
     untouched: u32,
 }
 
@@ -71,13 +75,19 @@ impl FreeSlots {
 // `Slot` is dropped), so sharing `Inner`
 // between threads shares no memory two threads can both write.
 unsafe impl Send for Inner {}
-// SAFETY: as above; the free lists themselves are behind a mutex.
+// SAFETY: as above; the free lists and the stashes are behind mutexes.
 unsafe impl Sync for Inner {}
 
 impl Slab {
     /// A slab of `slots` slots of `slot_words` words. The memory is
     /// reserved, not touched: pages become resident as slots are first used.
     pub fn new(slot_words: usize, slots: usize) -> std::io::Result<Slab> {
+        Slab::for_pool(slot_words, slots, 0)
+    }
+
+    /// [`Self::new`] with a stash of free slots for each thread of a pool
+    /// of `threads` (see `stashes`).
+    pub fn for_pool(slot_words: usize, slots: usize, threads: usize) -> std::io::Result<Slab> {
         let bytes = slot_words * slots * 8;
         let (map, base) = if bytes == 0 {
             (None, std::ptr::NonNull::<u64>::dangling().as_ptr())
@@ -107,6 +117,7 @@ impl Slab {
                 slot_words,
                 slots,
                 free: Mutex::new(free),
+                stashes: Stashes::new(threads),
             }),
         })
     }
@@ -115,11 +126,7 @@ impl Slab {
     /// it was before one handed back zeroed, which a caller of
     /// [`Self::take_zeroed`] may want.
     pub fn take(&self) -> Option<Slot> {
-        let index = {
-            let mut free = self.inner.lock();
-            let index = free.returned.pop().or_else(|| free.zeroed.pop());
-            index.or_else(|| free.untouched(self.inner.slots))?
-        };
+        let (index, _) = self.take_kind(false)?;
         Some(self.slot(index))
     }
 
@@ -129,20 +136,41 @@ impl Slab {
     /// before an untouched one is taken, so that the pages in use stay
     /// the fewest.
     pub fn take_zeroed(&self) -> Option<ZeroSlot> {
-        let (index, dirty) = {
-            let mut free = self.inner.lock();
-            match free.zeroed.pop() {
-                Some(index) => (index, false),
-                None => match free.returned.pop() {
-                    Some(index) => (index, true),
-                    None => (free.untouched(self.inner.slots)?, false),
-                },
-            }
-        };
+        let (index, zero) = self.take_kind(true)?;
         Some(ZeroSlot {
             slot: self.slot(index),
-            dirty,
+            dirty: !zero,
         })
+    }
+
+    /// A free slot and whether it is known to be zero: of the kind
+    /// `zeroed_first` names first, from the calling thread's stash, then
+    /// the shared lists; then of the other kind the same way; then an
+    /// untouched slot; then one from another thread's stash.
+    fn take_kind(&self, zeroed_first: bool) -> Option<(u32, bool)> {
+        let inner = &*self.inner;
+        let mut own = inner.stashes.own();
+        if let Some(index) = own.as_mut().and_then(|own| own.of(zeroed_first).pop()) {
+            return Some((index, zeroed_first));
+        }
+        {
+            let mut free = inner.lock();
+            if let Some(index) = free.lists.of(zeroed_first).pop() {
+                return Some((index, zeroed_first));
+            }
+            let other = !zeroed_first;
+            if let Some(index) = own.as_mut().and_then(|own| own.of(other).pop()) {
+                return Some((index, other));
+            }
+            if let Some(index) = free.lists.of(other).pop() {
+                return Some((index, other));
+            }
+            if let Some(index) = free.untouched(inner.slots) {
+                return Some((index, true));
+            }
+        }
+        drop(own);
+        inner.stashes.take_any(zeroed_first)
     }
 
     fn slot(&self, index: u32) -> Slot {
@@ -162,8 +190,9 @@ impl Slab {
 
     /// Slots not handed out.
     pub fn free_slots(&self) -> usize {
+        let stashed = self.inner.stashes.len();
         let free = self.inner.lock();
-        free.returned.len() + free.zeroed.len() + self.inner.slots - free.untouched as usize
+        free.lists.returned.len() + free.lists.zeroed.len() + self.inner.slots - free.untouched as usize + stashed
     }
 
     /// Slots ever handed out: the slab's resident part, since a freed slot
@@ -304,10 +333,8 @@ impl DerefMut for Slot {
 impl Drop for Slot {
     fn drop(&mut self) {
         if let Backing::Slab { inner, index, zeroed } = &self.backing {
-            let mut free = inner.lock();
-            match zeroed {
-                true => free.zeroed.push(*index),
-                false => free.returned.push(*index),
+            if !inner.stashes.keep(*index, *zeroed) {
+                inner.lock().lists.of(*zeroed).push(*index);
             }
         }
     }
