@@ -7,7 +7,12 @@
 //! thread went to whichever took next, whose writes then pulled the
 //! slot's lines over from the other core. On 2 threads of the 2-core AMD
 //! VM the slab's functions took 0.7–1.3 % of a run of the 4×4 Loopover to
-//! depth 8 against 0.35 % on 1 (`bench/device-perf.sh`, `THREADS=1`).
+//! depth 8 against 0.35 % on 1 (`bench/device-perf.sh`, `THREADS=1`); with
+//! stashes 0.6 %. That run at 2 threads, six interleaved pairs: 6.94–8.56
+//! s (median 8.28) against 6.96–9.28 s (8.90); its depth 8 5.05–6.28 s
+//! against 5.09–6.86 s. The gain is in this VM's slow rounds, where what
+//! one core wrote costs the other more; in a fast pair, 6.94 against
+//! 6.96 s. One thread: the same.
 //!
 //! A stash holds at most [`STASHED_PER_KIND`] slots of each kind (handed
 //! back as they were, or zero). The slab hands out a thread's own first,
