@@ -63,10 +63,13 @@ pub struct JobRecord {
     pub definition: Option<String>,
 }
 
-/// The shortest level whose thread utilization is printed: the busy time
-/// of each thread is known to a clock tick (10 ms), so a level this long
-/// is measured within 5 %.
-pub const MEASURABLE_LEVEL_SECONDS: f64 = 0.2;
+/// The shortest level whose thread utilization is printed. Each task
+/// reports the pool's CPU time since the worker's task before it ended, so
+/// the first tasks of a level carry some of the level before: a level of
+/// 50 ms is hundreds of tasks on the 4×4 Loopover, and its figure within a
+/// few per cent. (Workers before the threads' clocks, which counted 10 ms
+/// ticks, needed 0.2 s for 5 %.)
+pub const MEASURABLE_LEVEL_SECONDS: f64 = 0.05;
 
 /// Input statistics summed over tasks (fields missing from an older
 /// record read as 0).
@@ -141,9 +144,9 @@ impl IoTotals {
 
     /// Share of the workers' threads busy with the level's shards over
     /// `wall` seconds; `None` for records made before it was measured, and
-    /// for levels shorter than [`MEASURABLE_LEVEL_SECONDS`]: busy time comes
-    /// in clock ticks of 10 ms a thread, so a level of 10 ms showed 0 % or
-    /// 166 % by chance.
+    /// for levels shorter than [`MEASURABLE_LEVEL_SECONDS`], whose busy
+    /// time is mostly the level before's (a level of 10 ms showed 0 % or
+    /// 166 % by chance).
     pub fn utilization(&self, wall: f64) -> Option<f64> {
         (self.threads > 0 && wall >= MEASURABLE_LEVEL_SECONDS)
             .then(|| self.busy_seconds / (f64::from(self.threads) * wall))

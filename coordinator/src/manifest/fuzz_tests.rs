@@ -345,9 +345,9 @@ fn manifests_that_would_mislead_resume_are_refused() {
     sample().check_matches(job(), dir.root()).unwrap();
 }
 
-/// Busy time comes in 10 ms ticks: a level too short for it to mean
-/// anything gets no utilization figure (it printed 0 % or 166 % by
-/// chance), a longer one busy seconds over threads × wall.
+/// A level too short for its busy time to mean anything gets no
+/// utilization figure (it printed 0 % or 166 % by chance), a longer one
+/// busy seconds over threads × wall.
 #[test]
 fn utilization_is_given_only_for_levels_long_enough_to_measure() {
     let totals = io();
