@@ -79,7 +79,7 @@ echo "left: $(left) s" | tee -a "$S/summary.txt"
 # Where N threads' extra thread-seconds go: the 4×4 to depth 8 under perf at N and at 2
 # threads (bench/device-perf.sh, with the perf that device-prepare.sh packs); profiles in perf/.
 [ "$(left)" -gt 220 ] && OUT=$S/perf DEPTH=$D8 timeout $(( $(left) - 130 )) bash "$D/device-perf.sh" "$NEW" 2>&1 \
-  | head -30 | tee -a "$S/summary.txt"
+  | head -50 | tee -a "$S/summary.txt"
 [ "$(left)" -gt 130 ] && tm d10_new_t$N timeout $(( $(left) - 100 )) "$NEW" run loopover:4x4 --max-depth $D10 --keep-levels last2 --threads $N --memory $BIG --checkpoint-dir "$W/ck" --out "$W/out"
 grep -a "^depth" "$L/d10_new_t$N.log" 2>/dev/null | tail -4 >> "$S/summary.txt"
 [ "$(left)" -gt 40 ] && tm x35_new_t$N timeout $(( $(left) - 25 )) "$NEW" run loopover:3x5 --max-depth $X5 --threads $N --memory 20G --checkpoint-dir "$W/ck" --out "$W/out"
