@@ -2,8 +2,8 @@
 # Thread scaling of one machine, as a table: wall time of each job at 1, 2,
 # 4, 8, 16 … threads (those the machine has), its speed-up over 2 threads,
 # the threads' utilization over the job's levels (pool CPU time over
-# threads × wall, from result.json), and the cores the whole process used
-# (its CPU time over its wall time); then the same machine's threads split
+# threads × wall, from result.json), the cores the whole process used
+# (its CPU time over its wall time) and its CPU seconds in each round; then the same machine's threads split
 # over K in-process workers (`--workers K`) and over K `cayley-worker`
 # processes of a `cayley serve`, against one worker with every thread.
 #
@@ -118,6 +118,12 @@ timed_run() { # NAME ARGS...
   esac
 }
 
+# CPU seconds (user and system) of run NAME, from its `times`.
+cpu_of() { # NAME
+  awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); cpu += 60 * t[1] + t[2] } }
+    END { printf "%.1f", cpu }' "$OUT/$1.times" 2>/dev/null || echo -
+}
+
 # K copies of `cayley run ARGS --threads 1` at once, each in its own
 # scratch folder; prints the wall seconds until the last one ends.
 copies() { # NAME K ARGS...
@@ -167,8 +173,13 @@ served() { # NAME K JOB-ARGS...
 echo "machine: $cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), memory budget $MEMORY, scratch $SCRATCH, $(date -u +%F)"
 echo "binary: $cayley ($("$cayley" --version))"
 echo
-echo "| job | threads | wall s$([ "$ROUNDS" -gt 1 ] && echo " (median of $ROUNDS)") | speed-up over 2 threads | threads busy | waiting for the cache | cores used |"
-echo "|---|---|---|---|---|---|---|"
+# CPU s: the process's user and system time, each round. On a VM whose
+# cores are sometimes slower together (the 2-core AMD VM's "slow rounds":
+# docs/history.md, "Threads' clocks, slab stashes, and a profile for the
+# lent machine"), a run at more threads that needs more CPU than the
+# 1-thread run of its round shows it here.
+echo "| job | threads | wall s$([ "$ROUNDS" -gt 1 ] && echo " (median of $ROUNDS)") | speed-up over 2 threads | threads busy | waiting for the cache | cores used | CPU s |"
+echo "|---|---|---|---|---|---|---|---|"
 # The median of its arguments (walls; "over" or "failed" when any is).
 median() {
   printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} !/^[0-9.]+$/ {bad = $1}
@@ -225,7 +236,8 @@ for job in ${JOBS:-2x6 4x4 3x5}; do
     fi
     shown=$w
     [ "$ROUNDS" -gt 1 ] && shown="$w (${runs[$t]# })"
-    echo "| $job | $t | $shown | $speedup | $(utilization "$OUT/$job-t$t-r$ROUNDS.json") | $(cat "$OUT/$job-t$t-r$ROUNDS.cores" 2>/dev/null || echo -) |"
+    cpu=$(for ((round = 1; round <= ROUNDS; round++)); do cpu_of "$job-t$t-r$round"; echo -n " "; done)
+    echo "| $job | $t | $shown | $speedup | $(utilization "$OUT/$job-t$t-r$ROUNDS.json") | $(cat "$OUT/$job-t$t-r$ROUNDS.cores" 2>/dev/null || echo -) | ${cpu% } |"
   done
   unset walls runs together
 done
