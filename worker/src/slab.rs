@@ -9,8 +9,8 @@
 //! the budget took glibc-only `mallopt`/`malloc_trim` calls after every
 //! task. A slab of slots cannot fragment: a freed slot is the next one
 //! handed out (last in, first out, so the pages already touched are reused
-//! first), and the process's shard memory is at most the map's size, on
-//! any allocator.
+//! first; a pool thread's own freed slots first, see `stashes`), and the
+//! process's shard memory is at most the map's size, on any allocator.
 //!
 //! Slots handed back known to be all zero ([`Slot::release_cleared`]: a
 //! sparse shard's user clears the few words its listed bits are in) are
@@ -192,11 +192,12 @@ impl Slab {
     pub fn free_slots(&self) -> usize {
         let stashed = self.inner.stashes.len();
         let free = self.inner.lock();
-        free.lists.returned.len() + free.lists.zeroed.len() + self.inner.slots - free.untouched as usize + stashed
+        free.lists.len() + self.inner.slots - free.untouched as usize + stashed
     }
 
     /// Slots ever handed out: the slab's resident part, since a freed slot
-    /// is handed out again before an untouched one.
+    /// is handed out again before an untouched one (but for the few in
+    /// other threads' stashes, see `stashes`).
     pub fn touched(&self) -> usize {
         self.inner.lock().untouched as usize
     }

@@ -38,6 +38,11 @@ pub(super) struct Lists {
 }
 
 impl Lists {
+    /// Slots in both lists.
+    pub fn len(&self) -> usize {
+        self.returned.len() + self.zeroed.len()
+    }
+
     /// The list of one kind.
     pub fn of(&mut self, zeroed: bool) -> &mut Vec<u32> {
         if zeroed {
@@ -106,13 +111,7 @@ impl Stashes {
 
     /// Slots in every stash.
     pub fn len(&self) -> usize {
-        self.stashes
-            .iter()
-            .map(|stash| {
-                let lists = lock(stash);
-                lists.returned.len() + lists.zeroed.len()
-            })
-            .sum()
+        self.stashes.iter().map(|stash| lock(stash).len()).sum()
     }
 }
 
