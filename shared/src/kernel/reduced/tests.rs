@@ -34,6 +34,29 @@ fn every_shard_is_a_target_of_each_of_its_sources() {
     }
 }
 
+/// A shard's targets are the classes of each move's image of its key,
+/// canonicalised one by one here, whether they come from the step table
+/// (moves closed under inverses, no guards) or are worked out (guards).
+#[test]
+fn targets_are_the_classes_of_the_moved_keys() {
+    for spec in ["loopover:3x4", "loopover:2x5", SQUARES, "sliding:3x3"] {
+        let (p, r) = space(spec, Metric::Mtm);
+        let moves = ReducedMoves::new(&p, &r);
+        let keys = r.keys();
+        for a in (0..r.shards()).step_by(5) {
+            let key = r.key(a);
+            let mut images: Vec<u64> = p
+                .moves
+                .iter()
+                .map(|m| keys.canonicalize(&keys.moved(&m.perm, &key)).0 as u64)
+                .collect();
+            images.sort_unstable();
+            images.dedup();
+            assert_eq!(moves.target_shards(&r, a), images, "{} shard {}", spec, a);
+        }
+    }
+}
+
 /// The step table gives what working the steps out again gives, on first
 /// and later asks.
 #[test]

@@ -270,7 +270,13 @@ impl ReducedSpace {
                 // built for the few states of most shards.
                 let form = MapForm::Digits;
                 let (map, _) = self.fiber_map(&key, &self.symmetries.slots[k], &self.symmetries.pieces[k], form);
-                map.fixed_points(words, self.fiber.row_words())
+                let row_words = self.fiber.row_words();
+                // The states the symmetry fixes, when fewer than the
+                // stored ones, each looked up; else each stored one tried.
+                match map.fixed_indices(row_words as u64 * 64, popcount as usize) {
+                    Some(fixed) => fixed.iter().map(|&i| words[(i / 64) as usize] >> (i % 64) & 1).sum(),
+                    None => map.fixed_points(words, row_words),
+                }
             })
             .sum();
         fixed / stabilizer.len() as u64

@@ -170,30 +170,76 @@ fn classes_in_a_shard_are_its_orbits() {
             let valid: Vec<usize> = (0..r.shard_words() * 64)
                 .filter(|&i| r.fiber().valid_mask((i / 64) % rw) >> (i % 64) & 1 == 1)
                 .collect();
-            let mut words = vec![0u64; r.shard_words()];
-            for &bit in valid.iter().step_by(valid.len() / 23 + 1) {
-                for i in orbit(bit) {
-                    words[i / 64] |= 1 << (i % 64);
+            // A few orbits (each symmetry's fixed states tried one by
+            // one), and every state (its fixed states listed).
+            for step in [valid.len() / 23 + 1, 1] {
+                let mut words = vec![0u64; r.shard_words()];
+                for &bit in valid.iter().step_by(step) {
+                    for i in orbit(bit) {
+                        words[i / 64] |= 1 << (i % 64);
+                    }
                 }
+                let listed: Vec<u32> = (0..words.len() * 64)
+                    .filter(|&i| words[i / 64] >> (i % 64) & 1 == 1)
+                    .map(|i| i as u32)
+                    .collect();
+                let orbits: std::collections::BTreeSet<usize> = listed
+                    .iter()
+                    .map(|&i| orbit(i as usize).into_iter().min().expect("the identity at least"))
+                    .collect();
+                let count = listed.len() as u64;
+                assert_eq!(
+                    r.classes_in(shard, &words, count),
+                    orbits.len() as u64,
+                    "{} shard {}, {} states",
+                    spec,
+                    shard,
+                    count
+                );
             }
-            let listed: Vec<u32> = (0..words.len() * 64)
-                .filter(|&i| words[i / 64] >> (i % 64) & 1 == 1)
-                .map(|i| i as u32)
-                .collect();
-            let orbits: std::collections::BTreeSet<usize> = listed
-                .iter()
-                .map(|&i| orbit(i as usize).into_iter().min().expect("the identity at least"))
-                .collect();
-            let count = listed.len() as u64;
-            assert_eq!(
-                r.classes_in(shard, &words, count),
-                orbits.len() as u64,
-                "{} shard {}",
-                spec,
-                shard
-            );
             checked += 1;
         }
         assert!(checked > 0, "{}: no shard with a stabiliser", spec);
     }
+}
+
+/// The states a stabiliser's symmetry fixes, listed from its map's digits,
+/// are those whose state the symmetry leaves as it is, tried one by one;
+/// past the limit none are listed.
+#[test]
+fn fixed_states_listed_are_those_a_symmetry_fixes() {
+    let mut listed = 0;
+    for spec in ["loopover:3x3", "loopover:2x5", "loopover:3x4", SQUARES] {
+        let (_, r) = space(spec, Metric::Mtm);
+        let row_bits = r.fiber().row_words() as u64 * 64;
+        let valid: Vec<u64> = (0..r.shard_words() as u64 * 64)
+            .filter(|&i| r.fiber().valid_mask(((i / 64) % (row_bits / 64)) as usize) >> (i % 64) & 1 == 1)
+            .collect();
+        for shard in (0..r.shards()).filter(|&s| r.keys.stabilizer(s as usize) > 1).take(3) {
+            let key = r.key(shard);
+            for k in r.keys.stabilizer_elements(shard as usize) {
+                let (slots, pieces) = (&r.symmetries.slots[k], &r.symmetries.pieces[k]);
+                let (map, _) = r.fiber_map(&key, slots, pieces, MapForm::Digits);
+                let Some(fixed) = map.fixed_indices(row_bits, usize::MAX) else {
+                    continue;
+                };
+                let mut fixed = fixed;
+                fixed.sort_unstable();
+                let tried: Vec<u64> = valid
+                    .iter()
+                    .copied()
+                    .filter(|&i| {
+                        let y = r.state_at(shard, i as usize);
+                        r.symmetries.conjugate(k, &y) == y
+                    })
+                    .collect();
+                assert_eq!(fixed, tried, "{} shard {} symmetry {}", spec, shard, k);
+                if fixed.len() > 1 {
+                    assert_eq!(map.fixed_indices(row_bits, fixed.len() - 1), None);
+                }
+                listed += 1;
+            }
+        }
+    }
+    assert!(listed > 0, "no map in digit form");
 }
