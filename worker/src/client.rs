@@ -330,7 +330,7 @@ async fn lease_loop(session: &mut Session, runner: &Arc<TaskRunner>, tasks: &mut
     // Lease requests on their way, each holding the window its task will
     // compute in (an empty task lets it go).
     let mut asking: tokio::task::JoinSet<anyhow::Result<(Leased, WindowHold)>> = tokio::task::JoinSet::new();
-    let windows = Windows::new(runner.tasks_at_once(), runner.threads());
+    let windows = Windows::new(runner.tasks_at_once(), runner.window(), runner.threads());
     let ids = Ids {
         worker: session.worker_id,
         coordinator: session.coordinator_id,

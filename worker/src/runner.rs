@@ -104,6 +104,10 @@ pub enum ShardsDone {
     /// Every shard is in the task's file, which is yet to be finished
     /// (written out, fsynced where durable, renamed) and reported.
     Computed,
+    /// The chunk computes only this many shards, fewer than a window
+    /// ([`TaskRunner::window`]): the task never holds more in flight. Said
+    /// at most once, when the task enters its level, before `Computed`.
+    AtMost(usize),
 }
 
 /// What a finished task reports.
@@ -233,9 +237,15 @@ impl TaskRunner {
         self.store.peak()
     }
 
-    /// Tasks the memory budget lets this runner compute side by side.
+    /// Tasks the memory budget lets this runner compute side by side,
+    /// each with a full window.
     pub fn tasks_at_once(&self) -> usize {
         self.tasks_at_once
+    }
+
+    /// Shards one task holds in flight at most (its window).
+    pub fn window(&self) -> usize {
+        self.window
     }
 
     /// The empty shard of the calling thread. Every shard the index shows
@@ -327,9 +337,12 @@ impl TaskRunner {
         let writer = ChunkWriter::create(&path, self.id(out_level, chunk), self.write).map_err(output_error)?;
         let view = &entered.view;
         let items = items_of(self.ctx.job.chunking.shards_of(chunk), |s| view.gains_nothing(s));
-        let gains_nothing = items.iter().all(|item| item.shard.is_none());
+        let computed = items.iter().filter(|item| item.shard.is_some()).count();
+        let gains_nothing = computed == 0;
         if gains_nothing {
             on_shards_done(ShardsDone::GainsNothing);
+        } else if computed < self.window {
+            on_shards_done(ShardsDone::AtMost(computed));
         }
         // The task runs on the pool's threads: the kernel's and the
         // compressor's parallel loops then start there, instead of waking

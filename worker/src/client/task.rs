@@ -4,7 +4,7 @@
 
 use super::link::{status_reason, Client};
 use super::windows::WindowHold;
-use crate::runner::{TaskError, TaskResult, TaskRunner};
+use crate::runner::{ShardsDone, TaskError, TaskResult, TaskRunner};
 use cayley_proto::{task_failed, task_update, IoStats, Task, TaskDone, TaskFailed, TaskProgress, TaskUpdate};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -119,7 +119,10 @@ pub(super) async fn run_task(
                 task.from_level,
                 task.chunk,
                 &|found| counts.add(found),
-                &|_| window.release(),
+                &|done| match done {
+                    ShardsDone::AtMost(shards) => window.shrink_to(shards),
+                    ShardsDone::GainsNothing | ShardsDone::Computed => window.release(),
+                },
                 // At once, not with the task's result: the coordinator
                 // leases chunks meanwhile, and each it records first is a
                 // task saved.

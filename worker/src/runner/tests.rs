@@ -349,6 +349,7 @@ fn chunks_said_empty_gain_no_state_and_the_table_stays_whole() {
     let checkpoint = CheckpointDir::existing(dir.path());
     let mut depths = vec![1];
     let mut said_empty_at_level_1 = 0;
+    let mut bounded = 0;
     for from in 0.. {
         let mut states = 0;
         for chunk in 0..job.chunking.chunks() {
@@ -360,8 +361,30 @@ fn chunks_said_empty_gain_no_state_and_the_table_stays_whole() {
                 .unwrap();
             states += task.states;
             let said = said.into_inner().unwrap();
-            assert_eq!(said.len(), 1, "said once: {said:?}");
-            let said = said[0] == ShardsDone::GainsNothing;
+            // At most a bound on the shards in flight, then one end.
+            let (end, bound) = match said[..] {
+                [end] => (end, None),
+                [ShardsDone::AtMost(shards), end] => (end, Some(shards)),
+                _ => panic!("said {said:?}"),
+            };
+            assert_ne!(end, ShardsDone::AtMost(0), "{said:?}");
+            if let Some(shards) = bound {
+                // The client then holds only that many shards for the
+                // task: no more may gain states.
+                assert!(shards > 0 && shards < runner.window(), "{said:?}");
+                let id = job
+                    .chunking
+                    .id(job.fingerprint(), from + 1, chunk, job.space.shard_words());
+                let reader = ChunkReader::open(&checkpoint.chunk_path(from + 1, chunk), &id).unwrap();
+                let gained = reader.entries().iter().filter(|e| e.popcount > 0).count();
+                assert!(
+                    gained <= shards,
+                    "chunk {chunk} of level {}: {gained} > {shards}",
+                    from + 1
+                );
+                bounded += 1;
+            }
+            let said = end == ShardsDone::GainsNothing;
             if said {
                 assert_eq!(task.stored, 0, "chunk {} of level {} was said empty", chunk, from + 1);
                 let id = job
@@ -384,6 +407,7 @@ fn chunks_said_empty_gain_no_state_and_the_table_stays_whole() {
         said_empty_at_level_1,
         job.chunking.chunks()
     );
+    assert!(bounded > 0, "no chunk said it computes fewer shards than a window");
 }
 
 /// A job of several levels computed into a checkpoint, and the chunk of
