@@ -273,8 +273,12 @@ impl ReducedSpace {
                 let row_words = self.fiber.row_words();
                 // The states the symmetry fixes, when fewer than the
                 // stored ones, each looked up; else each stored one tried.
-                match map.fixed_indices(row_words as u64 * 64, popcount as usize) {
-                    Some(fixed) => fixed.iter().map(|&i| words[(i / 64) as usize] >> (i % 64) & 1).sum(),
+                match map.fixed_states(row_words as u64 * 64, popcount as usize) {
+                    Some(fixed) => {
+                        let mut stored = 0;
+                        fixed.for_each(|i| stored += words[(i / 64) as usize] >> (i % 64) & 1);
+                        stored
+                    }
                     None => map.fixed_points(words, row_words),
                 }
             })

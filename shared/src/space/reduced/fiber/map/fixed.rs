@@ -18,11 +18,11 @@
 use super::{FiberMap, Inner};
 
 impl FiberMap {
-    /// Padded indices (rows of `row_bits` bits) of the states this map sends
-    /// to themselves, for a map of a key onto itself in digit form (`None`
-    /// for row tables); `None` as well when there would be more than
-    /// `limit`, for then trying the stored states costs less.
-    pub fn fixed_indices(&self, row_bits: u64, limit: usize) -> Option<Vec<u64>> {
+    /// The states this map sends to themselves, for a map of a key onto
+    /// itself in digit form (`None` for row tables); `None` as well when
+    /// there are more than `limit`, for then trying the stored states
+    /// costs less. Indices are padded (rows of `row_bits` bits).
+    pub fn fixed_states(&self, row_bits: u64, limit: usize) -> Option<FixedStates> {
         let Inner::Digits(inner) = &self.inner else {
             return None;
         };
@@ -34,7 +34,8 @@ impl FiberMap {
             .map(|d| (d.stride * row_bits, &d.table[..d.radix as usize]))
             .chain(inner.iter().map(|d| (d.stride, &d.table[..d.radix as usize])))
             .collect();
-        let mut fixed = vec![0u64];
+        let mut cycles = Vec::new();
+        let mut count = 1usize;
         let mut seen = vec![false; digits.len()];
         for first in 0..digits.len() {
             if seen[first] {
@@ -62,11 +63,46 @@ impl FiberMap {
                     (value == v).then_some(part)
                 })
                 .collect();
-            if fixed.len().saturating_mul(parts.len()) > limit {
+            count = count.saturating_mul(parts.len());
+            if count > limit {
                 return None;
             }
-            fixed = fixed.iter().flat_map(|&a| parts.iter().map(move |&b| a + b)).collect();
+            cycles.push(parts);
         }
-        Some(fixed)
+        Some(FixedStates { cycles, count })
+    }
+}
+
+/// The fixed states of a map: one index part per fixed value of each
+/// cycle of digits, a state the sum of one part of every cycle. Listed
+/// one by one only as they are visited, so counting them allocates
+/// nothing beyond the parts.
+pub struct FixedStates {
+    cycles: Vec<Vec<u64>>,
+    count: usize,
+}
+
+impl FixedStates {
+    /// How many states are fixed.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when no state is fixed.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Calls `f` with the padded index of every fixed state.
+    pub fn for_each(&self, mut f: impl FnMut(u64)) {
+        fn visit(cycles: &[Vec<u64>], base: u64, f: &mut impl FnMut(u64)) {
+            match cycles.split_first() {
+                None => f(base),
+                Some((parts, rest)) => parts.iter().for_each(|&part| visit(rest, base + part, f)),
+            }
+        }
+        if self.count > 0 {
+            visit(&self.cycles, 0, &mut f);
+        }
     }
 }
