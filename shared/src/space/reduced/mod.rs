@@ -57,7 +57,10 @@ pub const FOUND_FAST_ANYWAY: u128 = 1 << 16;
 pub struct ReducedSpace {
     /// The symmetries reduced by.
     pub symmetries: Symmetries,
-    keys: KeySpace,
+    /// Shared by every clone of the job (the plan, the coordinator, each
+    /// embedded worker and its runner): a copy of the 4×4 Loopover's is
+    /// about 10 MB of fresh pages, copied on one thread before depth 1.
+    keys: Arc<KeySpace>,
     fiber: FiberLayout,
     /// Fiber-map tables shared by all tasks (and clones) of this space.
     tables: Arc<TableCache>,
@@ -117,7 +120,7 @@ impl ReducedSpace {
             .collect();
         let moves: Vec<&Perm> = puzzle.moves.iter().map(|m| &m.perm).collect();
         let domains = keys::block_domains(puzzle.slots, &moves, &puzzle.solved, &fiber_blocks(&fiber));
-        let keys = KeySpace::new(puzzle.slots, &sizes, domains, &symmetries, block_maps);
+        let keys = Arc::new(KeySpace::new(puzzle.slots, &sizes, domains, &symmetries, block_maps));
         let tables = Arc::new(TableCache::with_bound(maps_tables_bytes(
             &fiber,
             puzzle.moves.len(),
