@@ -25,7 +25,8 @@ const THREADS_PER_TASK: usize = 4;
 const WINDOW_PER_THREAD: usize = 4;
 
 /// Tasks a worker computes side by side when the budget has room: the
-/// client holds that many leases, each task with its own window.
+/// client holds that many windows' worth of shards, a whole window for
+/// each task until it says it computes fewer (`client/windows.rs`).
 const MIN_TASKS_AT_ONCE: usize = 2;
 
 /// Most tasks side by side, whatever the threads.
