@@ -252,6 +252,18 @@ impl FiberLayout {
         self.digits.last().is_some_and(|l| l.block == d.block)
     }
 
+    /// The digit that each digit's block goes to under the piece map `g`
+    /// (which maps blocks onto blocks), digits in layout order (outer, then
+    /// inner): what [`FiberMap::fixed_states`] follows along its cycles.
+    pub fn digit_targets(&self, g: &Perm) -> [u8; MAX_BLOCKS] {
+        let mut targets = [0u8; MAX_BLOCKS];
+        for (i, d) in self.digits.iter().enumerate() {
+            let (to_block, _) = self.place[g[self.blocks[d.block][0] as usize] as usize];
+            targets[i] = self.digit_of_block[to_block as usize].expect("same size") as u8;
+        }
+        targets
+    }
+
     /// Full ranks of the digits of a (padded) index of the fiber of `key`.
     fn digit_ranks(&self, index: u64, key: &Key, ranks: &mut [u64; MAX_BLOCKS]) {
         let row_bits = self.row_words as u64 * 64;

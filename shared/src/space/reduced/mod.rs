@@ -276,7 +276,8 @@ impl ReducedSpace {
                 let row_words = self.fiber.row_words();
                 // The states the symmetry fixes, when fewer than the
                 // stored ones, each looked up; else each stored one tried.
-                match map.fixed_states(row_words as u64 * 64, popcount as usize) {
+                let targets = self.fiber.digit_targets(&self.symmetries.pieces[k]);
+                match map.fixed_states(&targets, row_words as u64 * 64, popcount as usize) {
                     Some(fixed) => {
                         let mut stored = 0;
                         fixed.for_each(|i| stored += words[(i / 64) as usize] >> (i % 64) & 1);

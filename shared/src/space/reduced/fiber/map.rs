@@ -35,8 +35,6 @@ pub struct FiberMap {
     inner: Inner,
     /// Parity term of the source key (for a halved last digit).
     key_parity: bool,
-    /// The target digit of each source digit (outer digits, then inner).
-    targets: [u8; MAX_BLOCKS],
 }
 
 /// An outer source digit: its contribution by value, and where its value
@@ -190,16 +188,11 @@ impl FiberMap {
         };
         // Only a halved last digit reads the key's parity.
         let key_parity = layout.halved && layout.forced_parity(layout.key_parity(source), false);
-        let mut targets = [0u8; MAX_BLOCKS];
-        for (i, d) in layout.digits.iter().enumerate() {
-            targets[i] = layout.digit_of_block[to_block[d.block]].expect("same size") as u8;
-        }
         (
             FiberMap {
                 outer,
                 inner,
                 key_parity,
-                targets,
             },
             target,
         )

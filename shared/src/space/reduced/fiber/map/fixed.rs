@@ -16,13 +16,18 @@
 //! while the other waited.
 
 use super::{FiberMap, Inner};
+use crate::space::reduced::keys::MAX_BLOCKS;
 
 impl FiberMap {
     /// The states this map sends to themselves, for a map of a key onto
-    /// itself in digit form (`None` for row tables); `None` as well when
+    /// itself in digit form (`None` for row tables), whose piece map sends
+    /// each digit to `targets`' ([`FiberLayout::digit_targets`]: worked out
+    /// here, not by every map the kernel builds); `None` as well when
     /// there are more than `limit`, for then trying the stored states
     /// costs less. Indices are padded (rows of `row_bits` bits).
-    pub fn fixed_states(&self, row_bits: u64, limit: usize) -> Option<FixedStates> {
+    ///
+    /// [`FiberLayout::digit_targets`]: crate::space::reduced::fiber::FiberLayout::digit_targets
+    pub fn fixed_states(&self, targets: &[u8; MAX_BLOCKS], row_bits: u64, limit: usize) -> Option<FixedStates> {
         let Inner::Digits(inner) = &self.inner else {
             return None;
         };
@@ -46,7 +51,7 @@ impl FiberMap {
             while !seen[i] {
                 seen[i] = true;
                 cycle.push(i);
-                i = self.targets[i] as usize;
+                i = targets[i] as usize;
             }
             debug_assert_eq!(i, first, "digits map one to one");
             // The index parts of this cycle's fixed values.
@@ -57,7 +62,7 @@ impl FiberMap {
                     for &i in &cycle {
                         let (stride, table) = digits[i];
                         part += value * stride;
-                        let target_stride = digits[self.targets[i] as usize].0;
+                        let target_stride = digits[targets[i] as usize].0;
                         value = table[value as usize] / target_stride;
                     }
                     (value == v).then_some(part)
