@@ -6,7 +6,8 @@
 # the 4×4 at N threads against 2 (bench/device-perf.sh), a deeper 4×4 and the 3×5 at every
 # thread, and the machine's ceiling (the 4×4 as 2 and as N 1-thread processes).
 # It needs only the binaries and python3. Layout: `bench/device-prepare.sh [OLD]` (this tree's
-# build in .dev/bin, OLD's in .dev/old, the first-touch probe, these scripts); then, on the
+# build in .dev/bin, OLD's in .dev/old, this build with its heap on huge pages in .dev/thp,
+# the first-touch probe, these scripts); then, on the
 # many-core machine with .dev/ copied there (carry: [".dev"]): bash .dev/device-compare.sh
 # Everything goes to $OUT (else a temp dir): summary.txt and logs.tar.gz (each run's log and
 # result.json). LIMIT: seconds for everything (540); TOUCH: GiB touched (48); THREADS (nproc);
@@ -14,13 +15,14 @@
 # (1145fc4 on 2026-11-28, docs/history.md "On 16 cores, second call").
 set -u
 START=$(date +%s); LIMIT=${LIMIT:-540}
-D=$(cd "$(dirname "$0")" && pwd); NEW=$D/bin/cayley; OLD=$D/old/cayley
-chmod +x "$D"/bin/* "$D"/old/* 2>/dev/null
+D=$(cd "$(dirname "$0")" && pwd); NEW=$D/bin/cayley; OLD=$D/old/cayley; THP=$D/thp/cayley
+chmod +x "$D"/bin/* "$D"/old/* "$D"/thp/* 2>/dev/null
 N=${THREADS:-$(nproc)}
 S=${OUT:-$(mktemp -d)}; L=$S/logs; mkdir -p "$L"
 D8=8; D10=10; X5=10; TOUCH=${TOUCH:-48}; BIG=50G
 [ "${SMALL:-0}" = 1 ] && { D8=5; D10=6; X5=6; TOUCH=2; BIG=8G; }
-{ uname -a; nproc; free -g; df -h / /dev/shm; } > "$L/machine.txt" 2>&1
+{ uname -a; nproc; free -g; df -h / /dev/shm; echo "THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"; } > "$L/machine.txt" 2>&1
+grep THP "$L/machine.txt" >> "$S/summary.txt"
 W=/dev/shm/cayley-call2; rm -rf "$W"; mkdir -p "$W"
 left() { echo $(( LIMIT - ($(date +%s) - START) )); }
 tm() { # NAME CMD...: wall, user+sys CPU and peak RSS of the child; its result.json kept
@@ -73,6 +75,10 @@ for t in $N 2; do
   tm lo26sp1_new_t$t timeout 60 "$NEW" run loopover:2x6 --no-symmetry --shard-pieces 1 --threads $t --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
 done
 d8 new_w4 "$NEW" $N --workers 4
+# The heap on transparent huge pages (device-prepare.sh): fewer faults and a shorter exit, for
+# some RSS; which way it goes on N cores decides mimalloc's `no_thp` feature.
+[ -x "$THP" ] && d8 thp_t$N "$THP" $N
+[ -x "$THP" ] && tm lo26_thp_t$N timeout 60 "$THP" run loopover:2x6 --no-symmetry --threads $N --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
 d8 new2_t$N "$NEW" $N
 d8 old2_t$N "$OLD" $N
 echo "left: $(left) s" | tee -a "$S/summary.txt"

@@ -20,6 +20,17 @@ trap 'git worktree remove --force "$tree"' EXIT
 # Its own target folder (inside target/, ignored), so this tree's build stays.
 CARGO_TARGET_DIR="$root/target/device-old" cargo build --release -q -p cayley-coordinator --manifest-path "$tree/Cargo.toml"
 cp "$root/target/device-old/release/cayley" .dev/old/
+# This tree's commit with mimalloc's heap on transparent huge pages (without its `no_thp`
+# feature), in .dev/thp: on 2 cores the 4×4 to depth 8 took 115,000 → 5,000–8,000 page faults
+# and 38–48 → 9 ms to exit, for 60–85 MB more peak RSS (docs/history.md, "Serial set-up
+# spread over the threads"); device-compare.sh runs it beside this build.
+thp=$(mktemp -d)/thp
+git worktree add -q --detach "$thp" HEAD
+trap 'git worktree remove --force "$tree"; git worktree remove --force "$thp"' EXIT
+sed -i 's/features = \["no_thp"\]/features = []/' "$thp/worker/Cargo.toml" "$thp/coordinator/Cargo.toml"
+mkdir -p .dev/thp
+CARGO_TARGET_DIR="$root/target/device-thp" cargo build --release -q -p cayley-coordinator --manifest-path "$thp/Cargo.toml"
+cp "$root/target/device-thp/release/cayley" .dev/thp/
 cp bench/device-compare.sh bench/device-full-4x4.sh bench/device-perf.sh .dev/
 # perf, for bench/device-perf.sh there (the machine may have none): this machine's, with the
 # libraries it loads besides glibc's, packed (about 30 MB, 8 MB packed; carry allows 64 MiB).
@@ -35,4 +46,4 @@ fi
 exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")"
 grep -qx '/.dev/' "$exclude" 2>/dev/null || echo '/.dev/' >> "$exclude"
-echo "new: $(git rev-parse --short HEAD), old: $(git rev-parse --short "$old"); .dev/ holds $(du -sh .dev | cut -f1)"
+echo "new: $(git rev-parse --short HEAD) (and .dev/thp), old: $(git rev-parse --short "$old"); .dev/ holds $(du -sh .dev | cut -f1)"
