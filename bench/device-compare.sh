@@ -119,10 +119,10 @@ def fixed(name):
         return None
     return wall - sum(levels), sum(levels[1:7])
 for job, prefix in (("4x4 to depth 8", ""), ("2x6 unreduced", "lo26_")):
-    for t in (n, "2"):
-        f = fixed(f"{prefix}new_t{t}")
+    for build, t in (("new", n), ("new", "2"), ("thp", n)):
+        f = fixed(f"{prefix}{build}_t{t}")
         if f:
-            print(f"{job}, {t} threads: {f[0]:.2f} s outside the levels, {f[1]:.2f} s in depths 1-6")
+            print(f"{job}, {build}, {t} threads: {f[0]:.2f} s outside the levels, {f[1]:.2f} s in depths 1-6")
 for job, prefix in (("4x4 to depth 8", ""), ("2x6 unreduced", "lo26_"), ("2x6 in 12 shards", "lo26sp1_")):
     many, two = walls(f"{prefix}new_t{n}"), walls(f"{prefix}new_t2")
     print(f"{job}, each level:")

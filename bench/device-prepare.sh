@@ -21,8 +21,9 @@ trap 'git worktree remove --force "$tree"' EXIT
 CARGO_TARGET_DIR="$root/target/device-old" cargo build --release -q -p cayley-coordinator --manifest-path "$tree/Cargo.toml"
 cp "$root/target/device-old/release/cayley" .dev/old/
 # This tree's commit with mimalloc's heap on transparent huge pages (without its `no_thp`
-# feature), in .dev/thp: on 2 cores the 4×4 to depth 8 took 115,000 → 5,000–8,000 page faults
-# and 38–48 → 9 ms to exit, for 60–85 MB more peak RSS (docs/history.md, "Serial set-up
+# feature), in .dev/thp: on 2 cores (1e466ec, before the last level's outputs were let go) the
+# 4×4 to depth 8 took 115,000 → 5,000–8,000 page faults and 38–48 → 9 ms to exit, for 60–85 MB
+# more peak RSS, and about 9 MB more a thread on small budgets (docs/history.md, "Serial set-up
 # spread over the threads"); device-compare.sh runs it beside this build.
 thp=$(mktemp -d)/thp
 git worktree add -q --detach "$thp" HEAD

@@ -138,6 +138,13 @@ impl ShardCache {
         self.used + self.shard_bytes <= self.budget
     }
 
+    /// Entries held for tasks of `level`: its shards, and the unions of
+    /// the levels below it.
+    #[cfg(test)]
+    pub fn held_for(&self, level: u32) -> usize {
+        self.entries.keys().filter(|&&(l, _)| l & !SEEN == level).count()
+    }
+
     /// Number of shards held.
     pub fn len(&self) -> usize {
         self.entries.len()

@@ -111,6 +111,9 @@ pub(super) async fn run_task(
     let _ = tx
         .send(update(ids, &task, task_update::Update::Progress(progress())))
         .await;
+    if task.last_level {
+        runner.note_last_level(task.from_level + 1);
+    }
     let mut compute = tokio::task::spawn_blocking({
         let (runner, stop, tx, task) = (runner.clone(), stop.clone(), tx.clone(), task);
         let progress = progress.clone();

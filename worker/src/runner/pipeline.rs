@@ -143,6 +143,9 @@ pub(super) struct Task<'a> {
     failed: AtomicBool,
     on_unit: &'a (dyn Fn(u64) + Sync),
     stop: &'a AtomicBool,
+    /// Whether a next level reads this one's outputs (see
+    /// [`TaskRunner::note_last_level`]): kept in the cache only then.
+    keep_outputs: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -178,6 +181,7 @@ impl<'a> Task<'a> {
             failed: AtomicBool::new(false),
             on_unit,
             stop,
+            keep_outputs: runner.keeps_level(view.from_level + 1),
         }
     }
 
@@ -445,7 +449,7 @@ impl<'a> Task<'a> {
                 writer
                     .push_prepared(out.bits.words(), out.prepared)
                     .map_err(super::output_error)?;
-                if out.bits.count() > 0 {
+                if out.bits.count() > 0 && self.keep_outputs {
                     kept.push((out.shard, out.bits));
                 }
             }

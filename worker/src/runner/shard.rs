@@ -169,9 +169,10 @@ impl TaskRunner {
     pub(super) fn settle(&self, from_level: u32, gathered: Gathered) -> Slot {
         let shard = gathered.shard;
         // The union, its count and its list are made before the lock is
-        // taken.
+        // taken; none for a last level (no task of the next reads it).
         let current = gathered.current;
-        let seen = gathered.seen.map(|mut seen| {
+        let next_is_read = self.keeps_level(from_level + 1);
+        let seen = gathered.seen.filter(|_| next_is_read).map(|mut seen| {
             match current.bits.positions() {
                 Some(positions) => cayley_shared::space::bits::set_positions(&mut seen, positions),
                 None => seen.iter_mut().zip(current.words()).for_each(|(s, c)| *s |= c),

@@ -143,6 +143,7 @@ impl JobState {
             lease_id,
             from_level: key.0,
             chunk: key.1,
+            last_level: self.manifest.max_depth == Some(key.0 + 1),
         })
     }
 

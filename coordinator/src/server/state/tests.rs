@@ -514,4 +514,5 @@ fn an_older_level_is_kept_only_where_bottom_up_would_probe_it() {
 }
 
 mod empties;
+mod last_level;
 mod retire;
