@@ -151,8 +151,8 @@ pub struct TaskRunner {
     pool: Arc<rayon::ThreadPool>,
     /// CPU time of the pool's threads (see `cpu`).
     clock: Arc<cpu::PoolClock>,
-    /// The job's last level once a lease has said so (`u32::MAX` until
-    /// then): see [`Self::note_last_level`].
+    /// The level the last lease that said so named the job's last
+    /// (`u32::MAX`: none): see [`Self::note_lease`].
     last_level: AtomicU32,
 }
 
@@ -219,22 +219,30 @@ impl TaskRunner {
         })
     }
 
-    /// Notes that no task will read level `level` (the job's
-    /// `--max-depth`, as a lease says): from then on the outputs of that
-    /// level, and the unions of earlier levels its tasks would have used
-    /// beside them, are not kept in the cache. Why: kept, the 4×4
+    /// Notes what a lease for a task writing `level` says: whether it is
+    /// the job's last (`--max-depth`), which no task will read. The
+    /// outputs of the last level, and the unions of earlier levels its
+    /// tasks would have used beside them, are not kept in the cache (a
+    /// later lease for that level that does not say so, from a job
+    /// resumed deeper, keeps them again). Why: kept, the 4×4
     /// Loopover's depth 8 filled it with 475,000 outputs nobody read: 330
     /// MB of peak RSS, 57,000 page faults, and 20 ms more for the kernel
     /// to end the process (docs/history.md, "The last level's outputs let
     /// go").
-    pub fn note_last_level(&self, level: u32) {
-        self.last_level.fetch_min(level, Ordering::Relaxed);
+    pub fn note_lease(&self, level: u32, last: bool) {
+        if last {
+            self.last_level.store(level, Ordering::Relaxed);
+        } else {
+            let _ = self
+                .last_level
+                .compare_exchange(level, u32::MAX, Ordering::Relaxed, Ordering::Relaxed);
+        }
     }
 
-    /// False for the level a lease said is the last and any beyond it:
-    /// nothing computed for it is kept for a next level.
+    /// False for the level leases say is the job's last: nothing computed
+    /// for it is kept for a next level.
     fn keeps_level(&self, level: u32) -> bool {
-        level < self.last_level.load(Ordering::Relaxed)
+        level != self.last_level.load(Ordering::Relaxed)
     }
 
     /// Units of progress in one shard (blocks).

@@ -111,9 +111,7 @@ pub(super) async fn run_task(
     let _ = tx
         .send(update(ids, &task, task_update::Update::Progress(progress())))
         .await;
-    if task.last_level {
-        runner.note_last_level(task.from_level + 1);
-    }
+    runner.note_lease(task.from_level + 1, task.last_level);
     let mut compute = tokio::task::spawn_blocking({
         let (runner, stop, tx, task) = (runner.clone(), stop.clone(), tx.clone(), task);
         let progress = progress.clone();

@@ -144,7 +144,7 @@ pub(super) struct Task<'a> {
     on_unit: &'a (dyn Fn(u64) + Sync),
     stop: &'a AtomicBool,
     /// Whether a next level reads this one's outputs (see
-    /// [`TaskRunner::note_last_level`]): kept in the cache only then.
+    /// [`TaskRunner::note_lease`]): kept in the cache only then.
     keep_outputs: bool,
 }
 

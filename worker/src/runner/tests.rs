@@ -98,40 +98,6 @@ fn shards_in_flight_on_every_thread_give_the_table_of_one_shard_at_a_time() {
     }
 }
 
-/// A lease that says its level is the job's last (`--max-depth`): the
-/// level's count is the published one, and nothing of it stays in the
-/// cache for a next level, where without the word its outputs do.
-#[test]
-fn the_last_level_keeps_nothing_for_a_next() {
-    // Shards held as lists (reduced) and as words (the block layout).
-    for (spec, k) in [("loopover:3x3", None), ("loopover:3x3 --no-symmetry", Some(2))] {
-        let last = 5;
-        let mut held = Vec::new();
-        for said in [false, true] {
-            let dir = checkpoint();
-            let runner = TaskRunner::new(job(spec, k, 8), dir.path(), 64 << 20, 2, WRITE).unwrap();
-            let mut depths = vec![1];
-            for from in 0..last {
-                if said && from + 1 == last {
-                    runner.note_last_level(last);
-                }
-                let chunks = 0..runner.ctx.job.chunking.chunks();
-                depths.push(
-                    chunks
-                        .map(|c| runner.compute_chunk(from, c, &|_| {}).unwrap().states)
-                        .sum(),
-                );
-            }
-            assert_eq!(depths, published("3x3")[..=last as usize], "{}", spec);
-            let mut n = 0;
-            runner.store.each_stripe(|h| n += h.cache.held_for(last));
-            held.push(n);
-        }
-        assert!(held[0] > 0, "{}: unsaid, level {} stays for a next", spec, last);
-        assert_eq!(held[1], 0, "{}: said last, nothing of level {} stays", spec, last);
-    }
-}
-
 /// Computes levels 1, 2, … with the chunks of each level on `parallel`
 /// threads at once (tasks side by side in one runner, as a worker holding
 /// two leases runs them), until a level is empty.
@@ -508,3 +474,5 @@ fn a_truncated_or_missing_chunk_file_is_a_corrupt_input() {
         errors[0]
     );
 }
+
+mod last_level;
