@@ -1,6 +1,7 @@
 //! Times canonicalising keys alone: for the first SHARDS shards of a
 //! reduced space, the class of each move's image of the shard's key (what
-//! working out a shard's steps and a sparse level's targets costs).
+//! working out a shard's steps and a sparse level's targets costs), and
+//! unranking representatives' keys (what each kernel map starts with).
 //!
 //! `cargo run --release -p cayley-shared --example canonical_keys -- loopover:4x4 [SHARDS]`
 
@@ -62,5 +63,25 @@ fn main() -> anyhow::Result<()> {
             .sum::<u64>();
     }
     report("a shard's at once", started, sum);
+    // Every move's kernel map unranks its source's key (a representative).
+    let started = Instant::now();
+    let mut sum = 0u64;
+    for _ in 0..moves.len() {
+        for shard in 0..shards {
+            sum = sum.wrapping_add(keys.rep(shard)[0]);
+        }
+    }
+    report_unranked(calls, started, sum);
     Ok(())
+}
+
+fn report_unranked(calls: usize, started: Instant, sum: u64) {
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "{} representatives unranked in {:.3} s: {:.1} ns each (checksum {})",
+        calls,
+        seconds,
+        seconds * 1e9 / calls as f64,
+        sum
+    );
 }

@@ -26,6 +26,7 @@ pub mod top_down;
 mod tests;
 
 use crate::kernel::task::{ShardInputs, TaskStats};
+use crate::space::reduced::keys::Key;
 use crate::space::reduced::ReducedSpace;
 pub use steps::{ReducedMoves, Step};
 
@@ -63,7 +64,7 @@ pub fn expand_reduced(
     let task = Expansion {
         space,
         moves,
-        shard,
+        key: space.key(shard),
         inputs,
     };
     let (mut stats, positions) = if unseen == 0 || sources == 0 {
@@ -100,7 +101,9 @@ pub fn expand_reduced(
 pub(crate) struct Expansion<'a> {
     pub space: &'a ReducedSpace,
     pub moves: &'a ReducedMoves,
-    pub shard: u64,
+    /// The shard's key (its class's representative), unranked once for
+    /// every move's map.
+    pub key: Key,
     pub inputs: &'a ShardInputs<'a>,
 }
 

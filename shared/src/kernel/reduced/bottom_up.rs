@@ -27,7 +27,7 @@ pub(crate) fn expand(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [
         .iter()
         .map(|&(g, step, _)| {
             let source = task.inputs.sources.laid_out(step.source, out.len());
-            (source, task.moves.backward(task.space, task.shard, g, step))
+            (source, task.moves.backward(task.space, &task.key, g, step))
         })
         .collect();
     // `out` holds the states still unreached while the probes run.

@@ -10,11 +10,13 @@
 //! [`crate::space::reduced::STEP_TABLE_BYTES`] (48 MB on the 4×4).
 
 use crate::puzzle::perm::Perm;
+use crate::puzzle::symmetry::Symmetries;
 use crate::puzzle::Puzzle;
 use crate::space::reduced::fiber::{FiberMap, MapForm};
 use crate::space::reduced::keys::Key;
 use crate::space::reduced::ReducedSpace;
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Where the predecessors of a shard's states under one move are stored.
@@ -40,6 +42,9 @@ pub struct ReducedMoves {
     /// Every move's inverse is a move and no move has a guard: a shard's
     /// targets are then its sources (see [`Self::target_shards`]).
     targets_are_sources: bool,
+    /// With the table, and when a shard's targets are its sources: each
+    /// step worked out also gives a step of its source ([`ReverseSteps`]).
+    reverse: Option<ReverseSteps>,
     /// What the running level's expansions cost, for the choice of direction.
     pub costs: super::direction::DirectionCosts,
 }
@@ -105,6 +110,97 @@ impl StepTable {
     }
 }
 
+/// The step a worked-out step implies the other way round.
+///
+/// Shard `B`'s step under move `m` is `(A, σ)` with `σ(m⁻¹(K_B)) = K_A`.
+/// Then `σ m σ⁻¹ (K_A) = σ(K_B)`, and `σ m σ⁻¹ = m'⁻¹` for the move
+/// `m' = σ m⁻¹ σ⁻¹` (the moves are closed under inverses, and every
+/// symmetry maps the move set onto itself), so `A`'s step under `m'` is
+/// `(B, σ⁻¹)`. Writing it when `B`'s step is worked out means each pair of
+/// shards a move joins is canonicalised once, not once from each side:
+/// on the 4×4 Loopover to depth 8 working out steps was a fifth of the
+/// CPU time.
+pub(crate) struct ReverseSteps {
+    /// `moves` entries per symmetry `σ`: for move `m`, the move `σ m⁻¹ σ⁻¹`.
+    moves: Vec<u32>,
+    /// The index of each symmetry's inverse.
+    inverse_symmetry: Vec<u32>,
+}
+
+/// Symmetries × moves past which [`ReverseSteps`] is not built: a table
+/// of 4 MB, worked out on one thread before the first level.
+const MAX_REVERSE_ENTRIES: usize = 1 << 20;
+
+impl ReverseSteps {
+    /// The table for `moves` (forward and inverse) under `symmetries`, or
+    /// none when it would be too large or a conjugate is not found.
+    fn new(symmetries: &Symmetries, forward: &[Perm], inverse: &[Perm]) -> Option<ReverseSteps> {
+        let count = symmetries.order();
+        if count.saturating_mul(forward.len()) > MAX_REVERSE_ENTRIES {
+            return None;
+        }
+        let index_of_move: HashMap<&[u8], u32> = forward
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(g, perm)| (perm.images(), g as u32))
+            .collect();
+        let inverse_slots: Vec<Perm> = symmetries.slots.iter().map(Perm::inverse).collect();
+        let mut moves = Vec::with_capacity(count * forward.len());
+        for (sigma, sigma_inverse) in symmetries.slots.iter().zip(&inverse_slots) {
+            for m_inverse in inverse {
+                let conjugate = sigma.after(m_inverse).after(sigma_inverse);
+                moves.push(*index_of_move.get(conjugate.images())?);
+            }
+        }
+        let index_of_symmetry: HashMap<(&[u8], &[u8]), u32> = (0..count)
+            .map(|k| ((symmetries.slots[k].images(), symmetries.pieces[k].images()), k as u32))
+            .collect();
+        let inverse_symmetry = (0..count)
+            .map(|k| {
+                let pieces = symmetries.pieces[k].inverse();
+                index_of_symmetry
+                    .get(&(inverse_slots[k].images(), pieces.images()))
+                    .copied()
+            })
+            .collect::<Option<Vec<u32>>>()?;
+        Some(ReverseSteps {
+            moves,
+            inverse_symmetry,
+        })
+    }
+
+    /// Writes, where not yet known, the steps that `shard`'s newly worked
+    /// out `steps` imply for their sources.
+    ///
+    /// The entries are read all first and then written: each is a cache
+    /// miss in a table of 48 MB (the 4×4), and read one after another
+    /// with a write between, each waited for the one before.
+    fn note(&self, table: &StepTable, shard: u64, steps: &[(usize, Step)]) {
+        let moves = self.moves.len() / self.inverse_symmetry.len();
+        let entries: Vec<(&AtomicU32, u32)> = steps
+            .iter()
+            .map(|&(g, step)| {
+                let back = self.moves[step.symmetry * moves + g] as usize;
+                let entry = &table.entries[step.source as usize * moves + back];
+                (entry, entry.load(Ordering::Relaxed))
+            })
+            .collect();
+        for ((entry, was), &(_, step)) in entries.into_iter().zip(steps) {
+            if was == UNKNOWN {
+                let symmetry = self.inverse_symmetry[step.symmetry] as usize;
+                entry.store(
+                    table.encode(Some(Step {
+                        source: shard,
+                        symmetry,
+                    })),
+                    Ordering::Relaxed,
+                );
+            }
+        }
+    }
+}
+
 impl ReducedMoves {
     /// Prepares the moves of `puzzle` over `space`.
     pub fn new(puzzle: &Puzzle, space: &ReducedSpace) -> ReducedMoves {
@@ -113,9 +209,16 @@ impl ReducedMoves {
             .iter()
             .all(|m| puzzle.moves.iter().any(|n| n.perm == m.perm.inverse()));
         let unguarded = puzzle.moves.iter().all(|m| m.guard.is_none());
+        let forward: Vec<Perm> = puzzle.moves.iter().map(|m| m.perm.clone()).collect();
+        let inverse: Vec<Perm> = puzzle.moves.iter().map(|m| m.perm.inverse()).collect();
+        let table = StepTable::new(space, puzzle.moves.len());
+        let reverse = match table {
+            Some(_) if closed && unguarded => ReverseSteps::new(&space.symmetries, &forward, &inverse),
+            _ => None,
+        };
         ReducedMoves {
-            forward: puzzle.moves.iter().map(|m| m.perm.clone()).collect(),
-            inverse: puzzle.moves.iter().map(|m| m.perm.inverse()).collect(),
+            forward,
+            inverse,
             guards: puzzle
                 .moves
                 .iter()
@@ -123,8 +226,9 @@ impl ReducedMoves {
                 .collect(),
             slot_inverses: space.symmetries.slots.iter().map(Perm::inverse).collect(),
             piece_inverses: space.symmetries.pieces.iter().map(Perm::inverse).collect(),
-            table: StepTable::new(space, puzzle.moves.len()),
+            table,
             targets_are_sources: closed && unguarded,
+            reverse,
             costs: Default::default(),
         }
     }
@@ -137,20 +241,43 @@ impl ReducedMoves {
         };
         let moves = self.forward.len();
         let entries = &table.entries[shard as usize * moves..(shard as usize + 1) * moves];
-        // Entries are written whole and never change once written, so any
-        // thread that sees a known entry sees the right one (relaxed order
-        // suffices: no other memory depends on it).
-        if entries.iter().all(|e| e.load(Ordering::Relaxed) != UNKNOWN) {
-            return entries
-                .iter()
-                .map(|e| table.decode(e.load(Ordering::Relaxed)))
-                .collect();
+        // Entries are written whole, and a known entry is only ever
+        // written again with the same source and another symmetry that
+        // maps the key there as well (two threads working out the same
+        // pair of shards from both ends), so any thread that sees a known
+        // entry sees a right one (relaxed order suffices: no other memory
+        // depends on it).
+        let known: Vec<u32> = entries.iter().map(|e| e.load(Ordering::Relaxed)).collect();
+        if known.iter().all(|&e| e != UNKNOWN) {
+            return known.into_iter().map(|e| table.decode(e)).collect();
         }
-        let steps = self.work_out_steps(space, shard);
-        for (entry, &step) in entries.iter().zip(&steps) {
-            entry.store(table.encode(step), Ordering::Relaxed);
+        let mut steps = self.work_out_some_steps(space, shard, |g| known[g] == UNKNOWN);
+        let mut new_steps = Vec::with_capacity(moves);
+        for (g, (entry, &was)) in entries.iter().zip(&known).enumerate() {
+            if was != UNKNOWN {
+                steps[g] = table.decode(was);
+                continue;
+            }
+            entry.store(table.encode(steps[g]), Ordering::Relaxed);
+            if let Some(step) = steps[g] {
+                new_steps.push((g, step));
+            }
+        }
+        if let Some(reverse) = &self.reverse {
+            reverse.note(table, shard, &new_steps);
         }
         steps
+    }
+
+    /// How many of `shard`'s steps the table holds.
+    #[cfg(test)]
+    pub(crate) fn known_steps(&self, shard: u64) -> usize {
+        let Some(table) = &self.table else { return 0 };
+        let moves = self.forward.len();
+        table.entries[shard as usize * moves..(shard as usize + 1) * moves]
+            .iter()
+            .filter(|e| e.load(Ordering::Relaxed) != UNKNOWN)
+            .count()
     }
 
     /// True when steps are kept for the whole job.
@@ -159,6 +286,16 @@ impl ReducedMoves {
     }
 
     pub(crate) fn work_out_steps(&self, space: &ReducedSpace, shard: u64) -> Vec<Option<Step>> {
+        self.work_out_some_steps(space, shard, |_| true)
+    }
+
+    /// The steps of the moves `wanted` says (the others `None`).
+    fn work_out_some_steps(
+        &self,
+        space: &ReducedSpace,
+        shard: u64,
+        wanted: impl Fn(usize) -> bool,
+    ) -> Vec<Option<Step>> {
         let key = space.key(shard);
         let legal = |g: usize| match self.guards[g] {
             // x = m⁻¹(y) has the piece in `slot` iff y has it in m(slot);
@@ -166,7 +303,7 @@ impl ReducedMoves {
             Some((piece, slot)) => key[space.fiber().block_of(piece)] == 1u64 << self.forward[g][slot],
             None => true,
         };
-        let moves: Vec<usize> = (0..self.forward.len()).filter(|&g| legal(g)).collect();
+        let moves: Vec<usize> = (0..self.forward.len()).filter(|&g| wanted(g) && legal(g)).collect();
         let keys = space.keys();
         let sources: Vec<Key> = moves.iter().map(|&g| keys.moved(&self.inverse[g], &key)).collect();
         let mut steps = vec![None; self.forward.len()];
@@ -223,12 +360,12 @@ impl ReducedMoves {
         targets
     }
 
-    /// Bottom-up map of move `g`: a state of `shard` to its predecessor's
-    /// stored form in the source shard.
-    pub(crate) fn backward(&self, space: &ReducedSpace, shard: u64, g: usize, step: Step) -> FiberMap {
+    /// Bottom-up map of move `g`: a state of the target shard, whose key
+    /// is `key`, to its predecessor's stored form in the source shard.
+    pub(crate) fn backward(&self, space: &ReducedSpace, key: &Key, g: usize, step: Step) -> FiberMap {
         let sym = &space.symmetries;
         let f = sym.slots[step.symmetry].after(&self.inverse[g]);
-        let (map, target) = space.fiber_map(&space.key(shard), &f, &sym.pieces[step.symmetry], MapForm::Rows);
+        let (map, target) = space.fiber_map(key, &f, &sym.pieces[step.symmetry], MapForm::Rows);
         debug_assert_eq!(
             target[..space.fiber().blocks()],
             space.key(step.source)[..space.fiber().blocks()]
@@ -237,22 +374,24 @@ impl ReducedMoves {
     }
 
     /// Top-down map of move `g`, in the form `form`: a stored state of the
-    /// source shard to its successor in `shard`.
-    pub(crate) fn forward_map(
-        &self,
-        space: &ReducedSpace,
-        shard: u64,
-        g: usize,
-        step: Step,
-        form: MapForm,
-    ) -> FiberMap {
+    /// source shard to its successor in the target shard, whose key is
+    /// `key`.
+    ///
+    /// The source's key is the step's image of the target's, `σ(m⁻¹(K_B))`,
+    /// not its representative's rank unranked: unranking was 76 ns a key
+    /// on the 4×4 Loopover (`examples/canonical_keys`) and 5% of a run's
+    /// CPU, once per map.
+    pub(crate) fn forward_map(&self, space: &ReducedSpace, key: &Key, g: usize, step: Step, form: MapForm) -> FiberMap {
+        let keys = space.keys();
+        let source_key = keys.apply(step.symmetry, &keys.moved(&self.inverse[g], key));
+        debug_assert_eq!(
+            source_key[..space.fiber().blocks()],
+            space.key(step.source)[..space.fiber().blocks()]
+        );
         let f = self.forward[g].after(&self.slot_inverses[step.symmetry]);
         let g_pieces = &self.piece_inverses[step.symmetry];
-        let (map, target) = space.fiber_map(&space.key(step.source), &f, g_pieces, form);
-        debug_assert_eq!(
-            target[..space.fiber().blocks()],
-            space.key(shard)[..space.fiber().blocks()]
-        );
+        let (map, target) = space.fiber_map(&source_key, &f, g_pieces, form);
+        debug_assert_eq!(target[..space.fiber().blocks()], key[..space.fiber().blocks()]);
         map
     }
 }

@@ -57,17 +57,63 @@ fn targets_are_the_classes_of_the_moved_keys() {
     }
 }
 
-/// The step table gives what working the steps out again gives, on first
-/// and later asks.
+/// Every entry of the step table, filled shard by shard in an order where
+/// most of them come from the other end of their pair of shards
+/// ([`steps::ReverseSteps`]), names the source working the step out again
+/// names, and a symmetry that takes the move's predecessors of the shard's
+/// states to the source's own key (its representative): checked on
+/// states, moved back and conjugated.
 #[test]
-fn step_table_returns_the_worked_out_steps() {
-    let (p, r) = space("loopover:3x4", Metric::Mtm);
-    let moves = ReducedMoves::new(&p, &r);
-    assert!(moves.has_table(), "3x4 fits the table");
-    for shard in (0..r.shards()).step_by(7) {
-        let first = moves.steps(&r, shard);
-        assert_eq!(moves.steps(&r, shard), first);
-        assert_eq!(moves.work_out_steps(&r, shard), first);
+fn step_table_entries_take_predecessors_to_their_source() {
+    for spec in ["loopover:3x4", "loopover:2x5", SQUARES] {
+        let (p, r) = space(spec, Metric::Mtm);
+        let moves = ReducedMoves::new(&p, &r);
+        assert!(moves.has_table(), "{} fits the table", spec);
+        moves.steps(&r, 0);
+        let elsewhere: usize = (1..r.shards()).map(|shard| moves.known_steps(shard)).sum();
+        assert!(
+            elsewhere > 0,
+            "{}: shard 0's steps gave none of its sources' steps",
+            spec
+        );
+        let order = (0..r.shards()).step_by(7).chain((0..r.shards()).filter(|s| s % 7 != 0));
+        for shard in order {
+            moves.steps(&r, shard);
+        }
+        for shard in 0..r.shards() {
+            let steps = moves.steps(&r, shard);
+            assert_eq!(
+                moves.steps(&r, shard),
+                steps,
+                "{} shard {}: the table changed",
+                spec,
+                shard
+            );
+            let worked_out = moves.work_out_steps(&r, shard);
+            let y = r.state_at(shard, 0);
+            for (g, step) in steps.into_iter().enumerate() {
+                let step = step.expect("no guards");
+                assert_eq!(
+                    Some(step.source),
+                    worked_out[g].map(|s| s.source),
+                    "{} shard {} move {}",
+                    spec,
+                    shard,
+                    g
+                );
+                let x = p.apply_backwards(&p.moves[g], &y).expect("no guards");
+                let z = r.symmetries.conjugate(step.symmetry, &x);
+                let blocks = r.fiber().blocks();
+                assert_eq!(
+                    r.fiber().key_of(&z)[..blocks],
+                    r.key(step.source)[..blocks],
+                    "{} shard {} move {}: not the source's own key",
+                    spec,
+                    shard,
+                    g
+                );
+            }
+        }
     }
 }
 
@@ -103,10 +149,10 @@ proptest! {
             let key = r.key(step.source);
             prop_assert_eq!(r.fiber().key_of(&z)[..r.fiber().blocks()].to_vec(), key[..r.fiber().blocks()].to_vec());
             let z_index = r.fiber().encode(&z, &key);
-            let back = moves.backward(&r, shard, g, step);
+            let back = moves.backward(&r, &r.key(shard), g, step);
             prop_assert_eq!(back.apply(y_index, row_bits), z_index);
             for form in [MapForm::Rows, MapForm::Digits] {
-                let forth = moves.forward_map(&r, shard, g, step, form);
+                let forth = moves.forward_map(&r, &r.key(shard), g, step, form);
                 prop_assert_eq!(forth.apply(z_index, row_bits), y_index, "{:?}", form);
             }
             let _ = (z_word, z_bit);
@@ -125,6 +171,29 @@ fn random_fiber(space: &ReducedSpace, seed: &mut u64, sparsity: u32) -> Vec<u64>
     (0..space.shard_words())
         .map(|w| (0..sparsity).fold(u64::MAX, |acc, _| acc & next()) & space.fiber().valid_mask(w % rw))
         .collect()
+}
+
+/// `words`, states of `shard`, with their images under every symmetry
+/// that fixes the shard's key. A level's states are closed so (a symmetry
+/// keeps the distance from solved), and then any symmetry that takes a key
+/// to its representative finds the same bits, not only the one `locate`
+/// takes: the step table may hold another ([`steps::ReverseSteps`]).
+fn closed_under_stabilizer(space: &ReducedSpace, shard: u64, mut words: Vec<u64>) -> Vec<u64> {
+    let key = space.key(shard);
+    let fixing: Vec<usize> = (0..space.symmetries.order())
+        .filter(|&k| space.keys().apply(k, &key) == key)
+        .collect();
+    let states: Vec<usize> = (0..words.len() * 64)
+        .filter(|&i| words[i / 64] >> (i % 64) & 1 == 1)
+        .collect();
+    for i in states {
+        let state = space.state_at(shard, i);
+        for &k in &fixing {
+            let image = space.fiber().encode(&space.symmetries.conjugate(k, &state), &key);
+            words[image as usize / 64] |= 1 << (image % 64);
+        }
+    }
+    words
 }
 
 /// `F_{d+1}(shard)` state by state: an unseen state is found when one of
@@ -187,7 +256,12 @@ fn every_direction_finds_what_brute_force_finds() {
                 .chain([shard])
                 .collect::<std::collections::BTreeSet<u64>>()
                 .into_iter()
-                .map(|s| (s, random_fiber(&space, &mut seed, sparsity)))
+                .map(|s| {
+                    (
+                        s,
+                        closed_under_stabilizer(&space, s, random_fiber(&space, &mut seed, sparsity)),
+                    )
+                })
                 .collect();
             let previous = random_fiber(&space, &mut seed, 2);
             let current: Vec<u64> = random_fiber(&space, &mut seed, 2)
@@ -240,7 +314,7 @@ fn every_direction_finds_what_brute_force_finds() {
                 let task = Expansion {
                     space: &space,
                     moves: &moves,
-                    shard,
+                    key: space.key(shard),
                     inputs: &unlisted,
                 };
                 let mut out = vec![fill; space.shard_words()];

@@ -134,17 +134,17 @@ fn mark_here(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64], ma
             marked[w >> 6] |= 1u64 << (w & 63);
         };
         if let Some(positions) = task.inputs.sources.positions(step.source) {
-            let map = task.moves.forward_map(task.space, task.shard, g, step, MapForm::Digits);
+            let map = task.moves.forward_map(task.space, &task.key, g, step, MapForm::Digits);
             evaluations += mark_words(&map, rw, listed_words(positions), &mut mark);
             continue;
         }
         let source = task.inputs.sources.get(step.source);
         if count * SPARSE_WORDS_PER_BIT < source.len() as u64 {
-            let map = task.moves.forward_map(task.space, task.shard, g, step, MapForm::Digits);
+            let map = task.moves.forward_map(task.space, &task.key, g, step, MapForm::Digits);
             evaluations += mark_words(&map, rw, nonzero_words(source), &mut mark);
             continue;
         }
-        let map = task.moves.forward_map(task.space, task.shard, g, step, MapForm::Rows);
+        let map = task.moves.forward_map(task.space, &task.key, g, step, MapForm::Rows);
         for ((base, table), words) in map.rows().zip(source.chunks(rw)) {
             let table = whole(table);
             for (w, &word) in words.iter().enumerate() {
@@ -215,13 +215,13 @@ fn mark_pooled(task: &Expansion, steps: &[(usize, Step, u64)], out: &mut [u64]) 
     for &(g, step, _) in steps {
         if let Some(positions) = task.inputs.sources.positions(step.source) {
             // A listed source is a few thousand states at most: one thread.
-            let map = task.moves.forward_map(task.space, task.shard, g, step, MapForm::Digits);
+            let map = task.moves.forward_map(task.space, &task.key, g, step, MapForm::Digits);
             let mut marker = mark;
             let applied = mark_words(&map, rw, listed_words(positions), &mut marker);
             evaluations.fetch_add(applied, Ordering::Relaxed);
             continue;
         }
-        let map = task.moves.forward_map(task.space, task.shard, g, step, MapForm::Rows);
+        let map = task.moves.forward_map(task.space, &task.key, g, step, MapForm::Rows);
         let source = task.inputs.sources.get(step.source);
         source
             .par_chunks(rw)
