@@ -6,8 +6,9 @@
 # the 4×4 at N threads against 2 (bench/device-perf.sh), a deeper 4×4 and the 3×5 at every
 # thread, and the machine's ceiling (the 4×4 as 2 and as N 1-thread processes).
 # It needs only the binaries and python3. Layout: `bench/device-prepare.sh [OLD]` (this tree's
-# build in .dev/bin, OLD's in .dev/old, this build with its heap on huge pages in .dev/thp,
-# the first-touch probe, these scripts); then, on the
+# build in .dev/bin, OLD's in .dev/old, this build with its heap on huge pages in .dev/thp and
+# with every source looked up through the cache in .dev/nofrozen, the first-touch probe, these
+# scripts); then, on the
 # many-core machine with .dev/ copied there (carry: [".dev"]): bash .dev/device-compare.sh
 # Everything goes to $OUT (else a temp dir): summary.txt and logs.tar.gz (each run's log and
 # result.json). LIMIT: seconds for everything (540); TOUCH: GiB touched (48); THREADS (nproc);
@@ -16,7 +17,8 @@
 set -u
 START=$(date +%s); LIMIT=${LIMIT:-540}
 D=$(cd "$(dirname "$0")" && pwd); NEW=$D/bin/cayley; OLD=$D/old/cayley; THP=$D/thp/cayley
-chmod +x "$D"/bin/* "$D"/old/* "$D"/thp/* 2>/dev/null
+NOFROZEN=$D/nofrozen/cayley
+chmod +x "$D"/bin/* "$D"/old/* "$D"/thp/* "$D"/nofrozen/* 2>/dev/null
 N=${THREADS:-$(nproc)}
 S=${OUT:-$(mktemp -d)}; L=$S/logs; mkdir -p "$L"
 D8=8; D10=10; X5=10; TOUCH=${TOUCH:-48}; BIG=50G
@@ -79,6 +81,9 @@ d8 new_w4 "$NEW" $N --workers 4
 # some RSS; which way it goes on N cores decides mimalloc's `no_thp` feature.
 [ -x "$THP" ] && d8 thp_t$N "$THP" $N
 [ -x "$THP" ] && tm lo26_thp_t$N timeout 60 "$THP" run loopover:2x6 --no-symmetry --threads $N --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
+# Sources through the cache's stripes, as before the level read was held still (device-prepare.sh):
+# three cache lines written per lookup, which N threads take turns on; the same on 2 cores.
+[ -x "$NOFROZEN" ] && d8 nofrozen_t$N "$NOFROZEN" $N
 d8 new2_t$N "$NEW" $N
 d8 old2_t$N "$OLD" $N
 echo "left: $(left) s" | tee -a "$S/summary.txt"
@@ -119,7 +124,7 @@ def fixed(name):
         return None
     return wall - sum(levels), sum(levels[1:7])
 for job, prefix in (("4x4 to depth 8", ""), ("2x6 unreduced", "lo26_")):
-    for build, t in (("new", n), ("new", "2"), ("thp", n)):
+    for build, t in (("new", n), ("new", "2"), ("thp", n), ("nofrozen", n)):
         f = fixed(f"{prefix}{build}_t{t}")
         if f:
             print(f"{job}, {build}, {t} threads: {f[0]:.2f} s outside the levels, {f[1]:.2f} s in depths 1-6")

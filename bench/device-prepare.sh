@@ -3,6 +3,7 @@
 # bench/device-full-4x4.sh): this tree's release `cayley` in .dev/bin with the
 # first-touch probe and perf, the build of OLD (a commit, default 1145fc4: the one last
 # measured on 16 cores, docs/history.md "On 16 cores, second call") in .dev/old,
+# and this tree with one change each in .dev/thp and .dev/nofrozen (see `variant` below),
 # and the scripts. .dev/ is ignored by git and goes to the machine with
 # `carry: [".dev"]`; then run `bash .dev/device-compare.sh` there.
 # Usage: bench/device-prepare.sh [OLD]   (from anywhere in the repository)
@@ -16,22 +17,38 @@ cp target/release/cayley .dev/bin/
 cc -O2 -pthread bench/first_touch.c -o .dev/bin/touch
 tree=$(mktemp -d)/old
 git worktree add -q --detach "$tree" "$old"
-trap 'git worktree remove --force "$tree"' EXIT
+worktrees=$tree
+trap 'for w in $worktrees; do git worktree remove --force "$w"; done' EXIT
 # Its own target folder (inside target/, ignored), so this tree's build stays.
 CARGO_TARGET_DIR="$root/target/device-old" cargo build --release -q -p cayley-coordinator --manifest-path "$tree/Cargo.toml"
 cp "$root/target/device-old/release/cayley" .dev/old/
-# This tree's commit with mimalloc's heap on transparent huge pages (without its `no_thp`
-# feature), in .dev/thp: on 2 cores (1e466ec, before the last level's outputs were let go) the
-# 4×4 to depth 8 took 115,000 → 5,000–8,000 page faults and 38–48 → 9 ms to exit, for 60–85 MB
-# more peak RSS, and about 9 MB more a thread on small budgets (docs/history.md, "Serial set-up
-# spread over the threads"); device-compare.sh runs it beside this build.
-thp=$(mktemp -d)/thp
-git worktree add -q --detach "$thp" HEAD
-trap 'git worktree remove --force "$tree"; git worktree remove --force "$thp"' EXIT
-sed -i 's/features = \["no_thp"\]/features = []/' "$thp/worker/Cargo.toml" "$thp/coordinator/Cargo.toml"
-mkdir -p .dev/thp
-CARGO_TARGET_DIR="$root/target/device-thp" cargo build --release -q -p cayley-coordinator --manifest-path "$thp/Cargo.toml"
-cp "$root/target/device-thp/release/cayley" .dev/thp/
+# This tree's commit with one change, built into .dev/NAME (stripped: carry allows 64 MiB).
+variant() { # NAME SED-SCRIPT FILE...: each FILE (of the tree) must change
+  local name=$1 script=$2 dir f; shift 2
+  dir=$(mktemp -d)/$name
+  git worktree add -q --detach "$dir" HEAD
+  worktrees="$worktrees $dir"
+  for f in "$@"; do
+    cp "$dir/$f" "$dir/$f.orig"
+    sed -i "$script" "$dir/$f"
+    if cmp -s "$dir/$f" "$dir/$f.orig"; then echo "$name: $f did not change" >&2; exit 1; fi
+  done
+  mkdir -p ".dev/$name"
+  CARGO_TARGET_DIR="$root/target/device-$name" cargo build --release -q -p cayley-coordinator --manifest-path "$dir/Cargo.toml"
+  cp "$root/target/device-$name/release/cayley" ".dev/$name/"
+  strip ".dev/$name/cayley" 2>/dev/null || true
+}
+strip .dev/old/cayley 2>/dev/null || true
+# mimalloc's heap on transparent huge pages (without its `no_thp` feature), in .dev/thp: on 2
+# cores (1e466ec, before the last level's outputs were let go) the 4×4 to depth 8 took 115,000 →
+# 5,000–8,000 page faults and 38–48 → 9 ms to exit, for 60–85 MB more peak RSS, and about 9 MB
+# more a thread on small budgets (docs/history.md, "Serial set-up spread over the threads").
+variant thp 's/features = \["no_thp"\]/features = []/' worker/Cargo.toml coordinator/Cargo.toml
+# Every source looked up through the cache's stripes, as before the level read was held still
+# for its tasks (worker/src/runner/frozen.rs), in .dev/nofrozen: the same on 2 cores, and three
+# cache lines written per lookup that 16 threads take turns on.
+variant nofrozen 's/let frozen = self.pool.install(|| self.store.freeze(from_level));/let frozen: Option<FrozenLevel> = None;/' \
+  worker/src/runner/level.rs
 cp bench/device-compare.sh bench/device-full-4x4.sh bench/device-perf.sh .dev/
 # perf, for bench/device-perf.sh there (the machine may have none): this machine's, with the
 # libraries it loads besides glibc's, packed (about 30 MB, 8 MB packed; carry allows 64 MiB).
@@ -47,4 +64,4 @@ fi
 exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")"
 grep -qx '/.dev/' "$exclude" 2>/dev/null || echo '/.dev/' >> "$exclude"
-echo "new: $(git rev-parse --short HEAD) (and .dev/thp), old: $(git rev-parse --short "$old"); .dev/ holds $(du -sh .dev | cut -f1)"
+echo "new: $(git rev-parse --short HEAD) (and .dev/thp, .dev/nofrozen), old: $(git rev-parse --short "$old"); .dev/ holds $(du -sh .dev | cut -f1)"

@@ -123,6 +123,27 @@ impl ShardCache {
         }
     }
 
+    /// The byte budget.
+    pub fn budget(&self) -> u64 {
+        self.budget
+    }
+
+    /// Handles on every shard of `level` held, and the bytes they are
+    /// charged.
+    pub fn shards_of_level(&self, level: u32) -> (Vec<(u64, Bits)>, u64) {
+        let mut bytes = 0;
+        let shards = self
+            .entries
+            .iter()
+            .filter(|(&(l, _), _)| l == level)
+            .map(|(&(_, shard), entry)| {
+                bytes += entry.bytes;
+                (shard, entry.bits.clone())
+            })
+            .collect();
+        (shards, bytes)
+    }
+
     /// Bytes held.
     pub fn used(&self) -> u64 {
         self.used

@@ -8,6 +8,7 @@
 //! shard buffers: never a whole level.
 
 mod cpu;
+mod frozen;
 mod in_flight;
 mod level;
 mod pipeline;

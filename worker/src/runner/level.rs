@@ -10,6 +10,7 @@
 //! report, the lease, and the wait for a level to close). Each task
 //! reports the idle time that ended when it started.
 
+use super::frozen::FrozenLevel;
 use super::{TaskError, TaskRunner};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -39,6 +40,9 @@ pub(super) struct LevelView {
     /// The chunks of which every shard gains nothing (from `targets`),
     /// until a task of the level takes them to report.
     gaining_nothing: Mutex<Vec<u64>>,
+    /// The shards of level `d` held when the level began, which its tasks
+    /// read without the cache's locks (see [`FrozenLevel`]).
+    pub frozen: Option<FrozenLevel>,
 }
 
 impl LevelView {
@@ -132,7 +136,9 @@ impl TaskRunner {
         if current(&slot) != Some(from_level) {
             // A failure to work out the sparse map leaves the level to the
             // slow path (every shard's sources worked out).
-            slot.view = None;
+            if let Some(frozen) = slot.view.take().and_then(|v| Arc::into_inner(v)?.frozen) {
+                self.pool.install(|| frozen.release());
+            }
             let (mut view, targets) = self.begin_level(from_level);
             match targets {
                 Ok(targets) => {
@@ -171,6 +177,16 @@ impl TaskRunner {
             held.cache.drop_covered(from_level);
         });
         self.store.files_mut().retain_levels_from(from_level.saturating_sub(1));
+        let freezing = Instant::now();
+        let frozen = self.pool.install(|| self.store.freeze(from_level));
+        if let Some(frozen) = &frozen {
+            tracing::debug!(
+                "level {}: {} shards held still for its tasks in {:.1} ms",
+                from_level,
+                frozen.len(),
+                freezing.elapsed().as_secs_f64() * 1e3
+            );
+        }
         // F_{d-2} is on disk when the coordinator kept it (it holds more
         // states than remain unseen) or as an early level `last2` keeps;
         // its states then leave the kernel's unseen set.
@@ -184,6 +200,7 @@ impl TaskRunner {
             older_failed: AtomicBool::new(false),
             targets: None,
             gaining_nothing: Mutex::new(Vec::new()),
+            frozen,
         };
         (view, self.sparse_targets(from_level))
     }

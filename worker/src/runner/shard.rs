@@ -5,6 +5,7 @@
 //! state (known from the level's sparse map) only have their cache entries
 //! moved on ([`TaskRunner::skip`]).
 
+use super::frozen::Source;
 use super::level::LevelView;
 use super::{TaskError, TaskRunner};
 use crate::cache::{Bits, CacheStats, Seen};
@@ -13,7 +14,7 @@ use cayley_shared::files::format::{list, PreparedShard};
 use cayley_shared::kernel::task::{ShardInputs, SourceBits, TaskStats};
 
 /// A target shard with what its kernel reads, held until it is settled.
-pub(super) struct Gathered {
+pub(super) struct Gathered<'v> {
     pub shard: u64,
     /// `F_0(B) ∪ … ∪ F_{d-1}(B)` when at hand; the next level's union is
     /// made from it.
@@ -27,7 +28,7 @@ pub(super) struct Gathered {
     /// unseen by `F_11 ∪ F_12`.
     wider: Option<Slot>,
     current: Fetched,
-    sources: Vec<(u64, Bits)>,
+    sources: Vec<(u64, Source<'v>)>,
     /// Where `F_{d+1}(B)` goes.
     pub output: Slot,
 }
@@ -73,13 +74,13 @@ impl TaskRunner {
     /// The inputs of `F_{d+1}(shard)` (`d` the view's level), from the
     /// cache or the checkpoint, and a buffer for its output; `sources` are
     /// its source shards.
-    pub(super) fn gather(
+    pub(super) fn gather<'v>(
         &self,
-        view: &LevelView,
+        view: &'v LevelView,
         shard: u64,
         sources: Vec<u64>,
         stats: &mut CacheStats,
-    ) -> Result<Gathered, TaskError> {
+    ) -> Result<Gathered<'v>, TaskError> {
         let from_level = view.from_level;
         let mut held = self.store.lock(shard);
         // "Seen" is every earlier level when this worker holds their union;
@@ -110,18 +111,40 @@ impl TaskRunner {
         // copied now.
         let seen = seen.map(Seen::into_words);
         let output = output.into_zeroed();
+        // Sources of the frozen level are borrowed from it; the rest, and
+        // the target's own levels, are fetched.
+        let frozen: Vec<Option<&'v Bits>> = sources
+            .iter()
+            .map(|&s| view.frozen.as_ref().and_then(|f| f.get((from_level, s))))
+            .collect();
+        let borrowed = frozen.iter().flatten().count() as u64;
+        stats.lookups += borrowed;
+        stats.hits += borrowed;
         let mut keys: Vec<(u32, u64)> = Vec::with_capacity(sources.len() + 2);
         if seen.is_none() {
             keys.push((from_level - 1, shard));
         }
         keys.push((from_level, shard));
-        keys.extend(sources.iter().map(|&s| (from_level, s)));
+        keys.extend(
+            sources
+                .iter()
+                .zip(&frozen)
+                .filter(|(_, f)| f.is_none())
+                .map(|(&s, _)| (from_level, s)),
+        );
         let mut fetched = self.fetch(&keys, stats)?.into_iter();
         let before = seen
             .is_none()
             .then(|| self.lay_out(shard, fetched.next().expect("fetched")));
         let current = self.lay_out(shard, fetched.next().expect("fetched"));
-        let sources: Vec<(u64, Bits)> = sources.into_iter().zip(fetched).collect();
+        let sources: Vec<(u64, Source<'v>)> = sources
+            .into_iter()
+            .zip(frozen)
+            .map(|(s, f)| match f {
+                Some(bits) => (s, Source::Frozen(bits)),
+                None => (s, Source::Fetched(fetched.next().expect("fetched"))),
+            })
+            .collect();
         let wider = match (&before, view.older()) {
             (Some(before), Some(older)) => self.widen(before, older, shard, stats).unwrap_or_else(|e| {
                 tracing::warn!("level {} left out of the unseen set: {}", older, e);
@@ -166,7 +189,7 @@ impl TaskRunner {
     /// (no other task reads it) and the next level's union goes in if
     /// there is room (as a list only when sparse). Returns the output
     /// buffer.
-    pub(super) fn settle(&self, from_level: u32, gathered: Gathered) -> Slot {
+    pub(super) fn settle(&self, from_level: u32, gathered: Gathered<'_>) -> Slot {
         let shard = gathered.shard;
         // The union, its count and its list are made before the lock is
         // taken; none for a last level (no task of the next reads it).
@@ -217,7 +240,7 @@ impl TaskRunner {
 /// are skipped). Early and late levels of a big space are mostly such
 /// shards (2×7 Loopover, 2,184 shards: level 1 took 261 s before, see
 /// docs/history.md).
-fn reaches_nothing(gathered: &Gathered) -> bool {
+fn reaches_nothing(gathered: &Gathered<'_>) -> bool {
     gathered.sources.iter().all(|(_, w)| w.count() == 0)
 }
 
@@ -228,7 +251,7 @@ fn reaches_nothing(gathered: &Gathered) -> bool {
 /// last shards of a task, when fewer are left than threads).
 pub(super) fn expand(
     runner: &TaskRunner,
-    gathered: &mut Gathered,
+    gathered: &mut Gathered<'_>,
     split: bool,
     on_unit: &(dyn Fn(u64) + Sync),
 ) -> Option<(TaskStats, Option<Vec<u32>>)> {

@@ -14,6 +14,7 @@
 //! core at work"): a shard's 26 lookups took the one lock in turn with
 //! every other thread's.
 
+use super::frozen::FrozenLevel;
 use super::readers::Readers;
 use super::{input_error, TaskError, TaskRunner};
 use crate::cache::{Bits, CacheStats, ShardCache, ShardKey};
@@ -120,6 +121,32 @@ impl Store {
         for stripe in self.stripes.iter() {
             f(&mut stripe.inner.lock().unwrap_or_else(|e| e.into_inner()));
         }
+    }
+
+    /// Handles on every shard of `level` held, by stripe, when they are
+    /// charged at most half the budget (`None` otherwise, or at level 0):
+    /// held by the running level, they cannot be evicted until it ends, so
+    /// the other half stays for what it loads and writes. Each stripe is
+    /// listed on a thread of the calling pool.
+    pub fn freeze(&self, level: u32) -> Option<FrozenLevel> {
+        use rayon::prelude::*;
+        if level == 0 {
+            return None;
+        }
+        let mut budget = 0;
+        self.each_stripe(|held| budget += held.cache.budget());
+        let parts: Vec<(Vec<(u64, Bits)>, u64)> = self
+            .stripes
+            .par_iter()
+            .map(|stripe| {
+                let held = stripe.inner.lock().unwrap_or_else(|e| e.into_inner());
+                held.cache.shards_of_level(level)
+            })
+            .collect();
+        if parts.iter().map(|p| p.1).sum::<u64>() > budget / 2 {
+            return None;
+        }
+        Some(FrozenLevel::new(level, parts.into_iter().map(|p| p.0).collect()))
     }
 
     /// The open files, for looking up.

@@ -475,4 +475,5 @@ fn a_truncated_or_missing_chunk_file_is_a_corrupt_input() {
     );
 }
 
+mod frozen;
 mod last_level;

@@ -1,0 +1,46 @@
+//! The level tasks read, held still for them (`runner/frozen.rs`).
+
+use super::*;
+
+/// Level by level, the shards of the level read that the cache holds:
+/// with room for every level, all of them are held still for the level's
+/// tasks; with the smallest budget, a level they take more than half of is
+/// not, and either way the table is the published one.
+#[test]
+fn a_level_is_held_still_where_it_fits_half_the_budget() {
+    // Shards held as lists (reduced) and as words (the block layout, 3,024
+    // shards of 120 states: the smallest budget holds a third of a level).
+    for (spec, k, chunk_shards) in [("loopover:3x3", None, 8), ("loopover:3x3 --no-symmetry", Some(4), 64)] {
+        let job = job(spec, k, chunk_shards);
+        for budget in [64 << 20, requirements(&job).min_worker_bytes] {
+            let dir = checkpoint();
+            let runner = TaskRunner::new(job.clone(), dir.path(), budget, 2, WRITE).unwrap();
+            let (mut depths, mut frozen, mut not) = (vec![1], 0, 0);
+            for from in 0..8 {
+                let mut held = 0;
+                runner
+                    .store
+                    .each_stripe(|h| held += h.cache.shards_of_level(from).0.len());
+                match &runner.enter(from).unwrap().view.frozen {
+                    Some(level) => {
+                        assert_eq!(level.len(), held, "{} level {}", spec, from);
+                        frozen += 1;
+                    }
+                    None => not += 1,
+                }
+                let chunks = 0..runner.ctx.job.chunking.chunks();
+                depths.push(
+                    chunks
+                        .map(|c| runner.compute_chunk(from, c, &|_| {}).unwrap().states)
+                        .sum(),
+                );
+            }
+            assert_eq!(depths, published("3x3"), "{} budget {}", spec, budget);
+            if budget == 64 << 20 {
+                assert_eq!((frozen, not), (7, 1), "{}: every level but the 0th held still", spec);
+            } else {
+                assert!(not > 1, "{}: the smallest budget held {} levels still", spec, frozen);
+            }
+        }
+    }
+}
