@@ -178,12 +178,13 @@ impl TaskRunner {
         });
         self.store.files_mut().retain_levels_from(from_level.saturating_sub(1));
         let freezing = Instant::now();
-        let frozen = self.pool.install(|| self.store.freeze(from_level));
+        let frozen = self.pool.install(|| self.freeze(from_level));
         if let Some(frozen) = &frozen {
             tracing::debug!(
-                "level {}: {} shards held still for its tasks in {:.1} ms",
+                "level {}: {} shards and {} chunk files held still for its tasks in {:.1} ms",
                 from_level,
                 frozen.len(),
+                frozen.readers(),
                 freezing.elapsed().as_secs_f64() * 1e3
             );
         }
@@ -203,6 +204,28 @@ impl TaskRunner {
             frozen,
         };
         (view, self.sparse_targets(from_level))
+    }
+
+    /// The shards of level `level` the cache holds, held still for the
+    /// level's tasks (see [`FrozenLevel`]), with the level's chunk files,
+    /// opened on the pool where not open yet (each would be opened by the
+    /// level's first lookup in it anyway), unless they are more than half
+    /// the files a worker keeps open.
+    fn freeze(&self, level: u32) -> Option<FrozenLevel> {
+        use rayon::prelude::*;
+        let frozen = self.store.freeze(level)?;
+        let chunking = &self.ctx.job.chunking;
+        if chunking.chunks() as usize > self.store.file_capacity() / 2 {
+            return Some(frozen);
+        }
+        let readers = (0..chunking.chunks())
+            .into_par_iter()
+            .map(|chunk| {
+                let first = chunking.shards_of(chunk).start;
+                self.readers_of(&[(level, first)]).ok()?.pop().flatten()
+            })
+            .collect();
+        Some(frozen.with_readers(readers, chunking.per_chunk))
     }
 
     /// The shards of `chunk` holding states of `level`, from its index.

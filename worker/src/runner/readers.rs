@@ -74,6 +74,11 @@ impl Readers {
     }
 
     /// Closes the files of levels below `level`.
+    /// Files held open at most.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     pub fn retain_levels_from(&mut self, level: u32) {
         self.open.retain(|&(l, _), _| l >= level);
     }

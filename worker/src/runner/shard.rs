@@ -8,7 +8,7 @@
 use super::frozen::Source;
 use super::level::LevelView;
 use super::{TaskError, TaskRunner};
-use crate::cache::{Bits, CacheStats, Seen};
+use crate::cache::{Bits, CacheStats, Seen, ShardKey};
 use crate::slab::Slot;
 use cayley_shared::files::format::{list, PreparedShard};
 use cayley_shared::kernel::task::{ShardInputs, SourceBits, TaskStats};
@@ -20,14 +20,14 @@ pub(super) struct Gathered<'v> {
     /// made from it.
     seen: Option<Slot>,
     /// `F_{d-1}(B)` when no union is at hand.
-    before: Option<Fetched>,
+    before: Option<Fetched<'v>>,
     /// `F_{d-2}(B) ∪ F_{d-1}(B)` when no union is at hand, level `d - 2`
     /// is still on disk and `F_{d-2}(B)` holds states: bottom-up then does
     /// not probe the states of depth `d - 2`, which cannot be hit. On the
     /// 4×4 Loopover's depth 13 they were more than half the states left
     /// unseen by `F_11 ∪ F_12`.
     wider: Option<Slot>,
-    current: Fetched,
+    current: Fetched<'v>,
     sources: Vec<(u64, Source<'v>)>,
     /// Where `F_{d+1}(B)` goes.
     pub output: Slot,
@@ -35,12 +35,12 @@ pub(super) struct Gathered<'v> {
 
 /// A fetched shard of the target itself, which the kernel reads as words:
 /// the cache's, or laid out here when it holds the shard as a list only.
-struct Fetched {
-    bits: Bits,
+struct Fetched<'v> {
+    bits: Source<'v>,
     laid: Option<Slot>,
 }
 
-impl Drop for Fetched {
+impl Drop for Fetched<'_> {
     /// A laid-out list goes back to the slab cleared (its bits are known).
     fn drop(&mut self) {
         if let (Some(laid), Some(positions)) = (self.laid.take(), self.bits.positions()) {
@@ -49,7 +49,7 @@ impl Drop for Fetched {
     }
 }
 
-impl Fetched {
+impl Fetched<'_> {
     fn words(&self) -> &[u64] {
         match &self.laid {
             Some(laid) => laid,
@@ -61,7 +61,7 @@ impl Fetched {
 impl TaskRunner {
     /// `bits` of the target `shard` as words, laid out in a buffer of the
     /// cache's when held as a list only.
-    fn lay_out(&self, shard: u64, bits: Bits) -> Fetched {
+    fn lay_out<'v>(&self, shard: u64, bits: Source<'v>) -> Fetched<'v> {
         if bits.words().is_some() {
             return Fetched { bits, laid: None };
         }
@@ -111,39 +111,41 @@ impl TaskRunner {
         // copied now.
         let seen = seen.map(Seen::into_words);
         let output = output.into_zeroed();
-        // Sources of the frozen level are borrowed from it; the rest, and
-        // the target's own levels, are fetched.
-        let frozen: Vec<Option<&'v Bits>> = sources
+        // Shards of the level held still are borrowed from it, or known
+        // empty from its files; the rest, and `F_{d-1}(B)`, are fetched.
+        let own = self.held_still(view, (from_level, shard), stats);
+        let found: Vec<Option<Source<'v>>> = sources
             .iter()
-            .map(|&s| view.frozen.as_ref().and_then(|f| f.get((from_level, s))))
+            .map(|&s| self.held_still(view, (from_level, s), stats))
             .collect();
-        let borrowed = frozen.iter().flatten().count() as u64;
-        stats.lookups += borrowed;
-        stats.hits += borrowed;
         let mut keys: Vec<(u32, u64)> = Vec::with_capacity(sources.len() + 2);
         if seen.is_none() {
             keys.push((from_level - 1, shard));
         }
-        keys.push((from_level, shard));
+        if own.is_none() {
+            keys.push((from_level, shard));
+        }
         keys.extend(
             sources
                 .iter()
-                .zip(&frozen)
+                .zip(&found)
                 .filter(|(_, f)| f.is_none())
                 .map(|(&s, _)| (from_level, s)),
         );
-        let mut fetched = self.fetch(&keys, stats)?.into_iter();
+        let fetched = if keys.is_empty() {
+            Vec::new()
+        } else {
+            self.fetch(&keys, stats)?
+        };
+        let mut fetched = fetched.into_iter().map(Source::Fetched);
         let before = seen
             .is_none()
             .then(|| self.lay_out(shard, fetched.next().expect("fetched")));
-        let current = self.lay_out(shard, fetched.next().expect("fetched"));
+        let current = self.lay_out(shard, own.unwrap_or_else(|| fetched.next().expect("fetched")));
         let sources: Vec<(u64, Source<'v>)> = sources
             .into_iter()
-            .zip(frozen)
-            .map(|(s, f)| match f {
-                Some(bits) => (s, Source::Frozen(bits)),
-                None => (s, Source::Fetched(fetched.next().expect("fetched"))),
-            })
+            .zip(found)
+            .map(|(s, f)| (s, f.unwrap_or_else(|| fetched.next().expect("fetched"))))
             .collect();
         let wider = match (&before, view.older()) {
             (Some(before), Some(older)) => self.widen(before, older, shard, stats).unwrap_or_else(|e| {
@@ -164,6 +166,22 @@ impl TaskRunner {
         })
     }
 
+    /// The shard of `key` from the level held still, borrowed, or the
+    /// empty shard where its file's index says so (counted in `stats` as
+    /// lookups that hit); `None` when it has to be fetched.
+    fn held_still<'v>(&self, view: &'v LevelView, key: ShardKey, stats: &mut CacheStats) -> Option<Source<'v>> {
+        let frozen = view.frozen.as_ref()?;
+        // The index first: most sources of a sparse level are empty, and
+        // then the list is not searched (a cache miss fewer).
+        let found = match frozen.count(key) {
+            Some(0) => Source::Fetched(self.zeros()),
+            _ => Source::Frozen(frozen.get(key)?),
+        };
+        stats.lookups += 1;
+        stats.hits += 1;
+        Some(found)
+    }
+
     /// `F_{d-2}(B) ∪ F_{d-1}(B)`, `F_{d-1}(B)` being `before` and `d - 2`
     /// `older`; `None` when `F_{d-2}(B)` is empty (the index says so), for
     /// the union is then `before` itself. On the 4×4 Loopover's depth 8,
@@ -171,7 +189,7 @@ impl TaskRunner {
     /// shard) into a buffer of its own was 3% of a 1-thread run to depth 8.
     fn widen(
         &self,
-        before: &Fetched,
+        before: &Fetched<'_>,
         older: u32,
         shard: u64,
         stats: &mut CacheStats,

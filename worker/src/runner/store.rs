@@ -149,6 +149,11 @@ impl Store {
         Some(FrozenLevel::new(level, parts.into_iter().map(|p| p.0).collect()))
     }
 
+    /// Chunk files held open at most.
+    pub fn file_capacity(&self) -> usize {
+        self.files().capacity()
+    }
+
     /// The open files, for looking up.
     fn files(&self) -> std::sync::RwLockReadGuard<'_, Readers> {
         self.files.read().unwrap_or_else(|e| e.into_inner())

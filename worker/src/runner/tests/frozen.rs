@@ -4,7 +4,7 @@ use super::*;
 
 /// Level by level, the shards of the level read that the cache holds:
 /// with room for every level, all of them are held still for the level's
-/// tasks; with the smallest budget, a level they take more than half of is
+/// tasks, with every chunk file of the level; with the smallest budget, a level they take more than half of is
 /// not, and either way the table is the published one.
 #[test]
 fn a_level_is_held_still_where_it_fits_half_the_budget() {
@@ -24,6 +24,8 @@ fn a_level_is_held_still_where_it_fits_half_the_budget() {
                 match &runner.enter(from).unwrap().view.frozen {
                     Some(level) => {
                         assert_eq!(level.len(), held, "{} level {}", spec, from);
+                        let chunks = runner.ctx.job.chunking.chunks() as usize;
+                        assert_eq!(level.readers(), chunks, "{} level {}: every file", spec, from);
                         frozen += 1;
                     }
                     None => not += 1,
