@@ -47,7 +47,7 @@ variant thp 's/features = \["no_thp"\]/features = []/' worker/Cargo.toml coordin
 # Every source looked up through the cache's stripes, as before the level read was held still
 # for its tasks (worker/src/runner/frozen.rs), in .dev/nofrozen: the same on 2 cores, and three
 # cache lines written per lookup that 16 threads take turns on.
-variant nofrozen 's/let frozen = self.pool.install(|| self.store.freeze(from_level));/let frozen: Option<FrozenLevel> = None;/' \
+variant nofrozen 's/let frozen = self.pool.install(|| self.freeze(from_level));/let frozen: Option<FrozenLevel> = None;/' \
   worker/src/runner/level.rs
 cp bench/device-compare.sh bench/device-full-4x4.sh bench/device-perf.sh .dev/
 # perf, for bench/device-perf.sh there (the machine may have none): this machine's, with the
