@@ -15,6 +15,7 @@
 
 use crate::cache::{Bits, ShardKey};
 use cayley_shared::files::format::ChunkReader;
+use cayley_shared::job::chunking::Chunking;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -26,14 +27,16 @@ type Map = HashMap<u64, Bits, foldhash::fast::RandomState>;
 pub(super) struct FrozenLevel {
     level: u32,
     parts: Vec<Map>,
-    /// The level's chunk files, by chunk, where they opened: a shard's
-    /// count of set bits is read from its file's index without the open
-    /// files' lock, which every thread took once a target shard. Two in
-    /// three of the 4×4 Loopover's sources at depth 8 are empty shards,
-    /// never held, known empty from that count.
+    /// The level's chunk files, by chunk, where they opened (kept open
+    /// for the level's tasks, which read their shards through them).
     readers: Vec<Option<Arc<ChunkReader>>>,
-    /// Shards per chunk.
-    per_chunk: u64,
+    /// One bit per shard of the level, clear where its chunk file's index
+    /// counts no state (set where the file did not open: unknown). Two in
+    /// three of the 4×4 Loopover's sources at depth 8 are empty shards,
+    /// never held: known empty here from 62 KB, which stays in a core's
+    /// own cache, where the files' counts (8 bytes a shard, 4 MB) were a
+    /// cache miss per source, a third of the time of looking sources up.
+    nonempty: Vec<u64>,
 }
 
 impl FrozenLevel {
@@ -48,29 +51,63 @@ impl FrozenLevel {
             level,
             parts: parts.into_par_iter().map(|part| part.into_iter().collect()).collect(),
             readers: Vec::new(),
-            per_chunk: 1,
+            nonempty: Vec::new(),
         }
     }
 
-    /// The level's chunk files (`None` where one did not open), of
-    /// `per_chunk` shards each.
-    pub fn with_readers(self, readers: Vec<Option<Arc<ChunkReader>>>, per_chunk: u64) -> FrozenLevel {
+    /// The level's chunk files (`None` where one did not open), grouped
+    /// as `chunking` says, and which shards their indexes count states in
+    /// (worked out on the calling pool, 64 shards a job).
+    pub fn with_readers(self, readers: Vec<Option<Arc<ChunkReader>>>, chunking: &Chunking) -> FrozenLevel {
+        use rayon::prelude::*;
+        let holds_some = |shard: u64| {
+            let chunk = chunking.chunk_of(shard);
+            match &readers[chunk as usize] {
+                Some(reader) => reader.popcount((shard - chunk * chunking.per_chunk) as usize) > 0,
+                None => true,
+            }
+        };
+        let nonempty = (0..chunking.shards.div_ceil(64))
+            .into_par_iter()
+            .map(|word| {
+                let shards = word * 64..(word * 64 + 64).min(chunking.shards);
+                shards.fold(0u64, |bits, shard| bits | u64::from(holds_some(shard)) << (shard % 64))
+            })
+            .collect();
         FrozenLevel {
             readers,
-            per_chunk,
+            nonempty,
             ..self
         }
     }
 
-    /// The set bits of `key`'s shard, from its chunk file's index, when
-    /// it is of this level and the file opened.
+    /// True when `key`'s shard is of this level and its chunk file's index
+    /// counts no state in it.
     #[inline]
-    pub fn count(&self, (level, shard): ShardKey) -> Option<u64> {
-        if level != self.level {
-            return None;
-        }
-        let reader = self.readers.get((shard / self.per_chunk) as usize)?.as_ref()?;
-        Some(reader.popcount((shard - reader.header().id.first_shard) as usize))
+    pub fn holds_none(&self, (level, shard): ShardKey) -> bool {
+        level == self.level
+            && self
+                .nonempty
+                .get((shard / 64) as usize)
+                .is_some_and(|word| word >> (shard % 64) & 1 == 0)
+    }
+
+    /// The shards of `level` that may hold states (every shard of a chunk
+    /// whose file did not open), in order, when it is this level and its
+    /// files were listed.
+    pub fn nonempty_shards(&self, level: u32) -> Option<impl Iterator<Item = u64> + '_> {
+        (level == self.level && !self.nonempty.is_empty()).then(|| {
+            self.nonempty.iter().enumerate().flat_map(|(w, &word)| {
+                let mut bits = word;
+                std::iter::from_fn(move || {
+                    (bits != 0).then(|| {
+                        let at = bits.trailing_zeros();
+                        bits &= bits - 1;
+                        w as u64 * 64 + u64::from(at)
+                    })
+                })
+            })
+        })
     }
 
     /// The shard of `key`, when it is of this level and was held.

@@ -203,7 +203,8 @@ impl TaskRunner {
             gaining_nothing: Mutex::new(Vec::new()),
             frozen,
         };
-        (view, self.sparse_targets(from_level))
+        let targets = self.sparse_targets(from_level, view.frozen.as_ref());
+        (view, targets)
     }
 
     /// The shards of level `level` the cache holds, held still for the
@@ -225,7 +226,7 @@ impl TaskRunner {
                 self.readers_of(&[(level, first)]).ok()?.pop().flatten()
             })
             .collect();
-        Some(frozen.with_readers(readers, chunking.per_chunk))
+        Some(frozen.with_readers(readers, chunking))
     }
 
     /// The shards of `chunk` holding states of `level`, from its index.
@@ -251,7 +252,10 @@ impl TaskRunner {
     /// or where the space has no cheap map from sources to targets. The 4×4
     /// Loopover's first levels (499,961 shards, a few thousand states) took
     /// minutes each, all of it in working out every shard's sources.
-    fn sparse_targets(&self, level: u32) -> Result<Option<Vec<u64>>, TaskError> {
+    ///
+    /// The non-empty shards come from `frozen`'s map of them when the
+    /// level is held still (read from the same indexes when it began).
+    fn sparse_targets(&self, level: u32, frozen: Option<&FrozenLevel>) -> Result<Option<Vec<u64>>, TaskError> {
         let job = &self.ctx.job;
         let shards = job.space.shards();
         if self.ctx.target_shards(job.solved_shard()).is_none() {
@@ -262,6 +266,11 @@ impl TaskRunner {
         let mut nonempty = Vec::new();
         if level == 0 {
             nonempty.push(job.solved_shard());
+        } else if let Some(listed) = frozen.and_then(|f| f.nonempty_shards(level)) {
+            nonempty.extend(listed.take(limit as usize + 1));
+            if nonempty.len() as u64 > limit {
+                return Ok(None);
+            }
         } else {
             // The chunk indexes a few per thread at a time, on the pool,
             // since every task of the level waits for this map. One after

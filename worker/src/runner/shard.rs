@@ -171,11 +171,11 @@ impl TaskRunner {
     /// lookups that hit); `None` when it has to be fetched.
     fn held_still<'v>(&self, view: &'v LevelView, key: ShardKey, stats: &mut CacheStats) -> Option<Source<'v>> {
         let frozen = view.frozen.as_ref()?;
-        // The index first: most sources of a sparse level are empty, and
+        // Emptiness first: most sources of a sparse level are empty, and
         // then the list is not searched (a cache miss fewer).
-        let found = match frozen.count(key) {
-            Some(0) => Source::Fetched(self.zeros()),
-            _ => Source::Frozen(frozen.get(key)?),
+        let found = match frozen.holds_none(key) {
+            true => Source::Fetched(self.zeros()),
+            false => Source::Frozen(frozen.get(key)?),
         };
         stats.lookups += 1;
         stats.hits += 1;
