@@ -95,6 +95,10 @@ pub struct TaskInputs<'a> {
     pub previous: &'a [u64],
     /// `F_d(B)`.
     pub current: &'a [u64],
+    /// True when the output arrives all zero (see
+    /// [`ShardInputs::output_zeroed`](crate::kernel::task::ShardInputs::output_zeroed)):
+    /// blocks that gain nothing are then not written at all.
+    pub output_zeroed: bool,
 }
 
 /// Computes `F_{d+1}(B)` into `out` (fully overwritten). `on_unit` is called
@@ -138,7 +142,13 @@ fn valid_mask(w: usize, words: usize, states: usize) -> u64 {
 
 fn expand_block(inputs: &TaskInputs, trans: &[Transition], prev: &[u64], cur: &[u64], out: &mut [u64]) -> TaskStats {
     let bw = out.len();
-    out.fill(0);
+    // A buffer known to be zero is not cleared again: on a sparse level
+    // most blocks gain nothing, and their pages are then never touched
+    // (the 2×6 unreduced's first levels wrote 60 MB of zeros a level, a
+    // first touch of fresh memory for each of its first levels).
+    if !inputs.output_zeroed {
+        out.fill(0);
+    }
     // Whether any source block holds a state, from the level's occupancy
     // alone: on a sparse level most blocks have none, and then their seen
     // words are not read at all (the 2×6 unreduced's first levels read

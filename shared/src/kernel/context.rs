@@ -204,6 +204,7 @@ impl SearchContext {
                     frontier: &frontier,
                     previous: inputs.previous,
                     current: inputs.current,
+                    output_zeroed: inputs.output_zeroed,
                 };
                 let stats = expand_shard(&task, out, on_unit);
                 self.recycle(transitions);
