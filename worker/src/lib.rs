@@ -17,6 +17,7 @@ pub mod cache;
 pub mod client;
 pub mod faults;
 pub mod logging;
+mod prefetch;
 pub mod runner;
 pub mod slab;
 

@@ -39,6 +39,13 @@ impl Drop for Held {
 }
 
 impl Bits {
+    /// Starts reading what the handle points to (its words' and list's
+    /// places), which the kernel reads next.
+    #[inline]
+    pub fn prefetch(&self) {
+        crate::prefetch::prefetch(Arc::as_ptr(&self.held));
+    }
+
     /// `words` holding `count` set bits.
     pub fn new(words: Slot, count: u64) -> Bits {
         Bits::listed(words, count, None)

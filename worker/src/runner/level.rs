@@ -214,7 +214,7 @@ impl TaskRunner {
     /// the files a worker keeps open.
     fn freeze(&self, level: u32) -> Option<FrozenLevel> {
         use rayon::prelude::*;
-        let frozen = self.store.freeze(level)?;
+        let frozen = self.store.freeze(level, self.ctx.job.space.shards())?;
         let chunking = &self.ctx.job.chunking;
         if chunking.chunks() as usize > self.store.file_capacity() / 2 {
             return Some(frozen);

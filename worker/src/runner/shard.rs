@@ -113,11 +113,17 @@ impl TaskRunner {
         let output = output.into_zeroed();
         // Shards of the level held still are borrowed from it, or known
         // empty from its files; the rest, and `F_{d-1}(B)`, are fetched.
+        // Every source's entry first, then (below) every entry's contents:
+        // their misses overlap (see `prefetch`).
+        if let Some(frozen) = &view.frozen {
+            sources.iter().for_each(|&s| frozen.prefetch(s));
+        }
         let own = self.held_still(view, (from_level, shard), stats);
         let found: Vec<Option<Source<'v>>> = sources
             .iter()
             .map(|&s| self.held_still(view, (from_level, s), stats))
             .collect();
+        found.iter().flatten().for_each(|source| source.prefetch());
         let mut keys: Vec<(u32, u64)> = Vec::with_capacity(sources.len() + 2);
         if seen.is_none() {
             keys.push((from_level - 1, shard));
@@ -284,6 +290,14 @@ pub(super) fn expand(
         (None, None, Some(before)) => before.words(),
         (None, None, None) => unreachable!("gather holds one of the three"),
     };
+    // The first line of each source's list, which the kernel reads in
+    // turn (the rest follows in order, as the processor's own prefetch
+    // sees).
+    for (_, w) in &gathered.sources {
+        if let Some(positions) = w.positions() {
+            crate::prefetch::prefetch(positions.as_ptr());
+        }
+    }
     let inputs = ShardInputs {
         sources: SourceBits::with_counts(
             gathered

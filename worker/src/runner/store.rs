@@ -126,9 +126,10 @@ impl Store {
     /// Handles on every shard of `level` held, by stripe, when they are
     /// charged at most half the budget (`None` otherwise, or at level 0):
     /// held by the running level, they cannot be evicted until it ends, so
-    /// the other half stays for what it loads and writes. Each stripe is
-    /// listed on a thread of the calling pool.
-    pub fn freeze(&self, level: u32) -> Option<FrozenLevel> {
+    /// the other half stays for what it loads and writes; and when a table
+    /// of the job's `shards` takes at most a sixteenth of the budget. Each
+    /// stripe is listed on a thread of the calling pool.
+    pub fn freeze(&self, level: u32, shards: u64) -> Option<FrozenLevel> {
         use rayon::prelude::*;
         if level == 0 {
             return None;
@@ -143,10 +144,14 @@ impl Store {
                 held.cache.shards_of_level(level)
             })
             .collect();
-        if parts.iter().map(|p| p.1).sum::<u64>() > budget / 2 {
+        if parts.iter().map(|p| p.1).sum::<u64>() > budget / 2 || FrozenLevel::bytes(shards) > budget / 16 {
             return None;
         }
-        Some(FrozenLevel::new(level, parts.into_iter().map(|p| p.0).collect()))
+        Some(FrozenLevel::new(
+            level,
+            shards,
+            parts.into_iter().map(|p| p.0).collect(),
+        ))
     }
 
     /// Chunk files held open at most.
