@@ -49,7 +49,7 @@ impl KeySpace {
     }
 
     /// The rank of the least image of `key` under the symmetries `ks`
-    /// (ascending) and the first symmetry giving it.
+    /// (in any order) and the least symmetry giving it.
     ///
     /// Images go into two buffers by turns, the least so far kept in one:
     /// a key has room for 32 blocks (256 bytes, where the 4×4 Loopover
@@ -77,8 +77,9 @@ impl KeySpace {
                     }
                 }
             }
-            // Equal images keep the earlier symmetry.
-            if order == std::cmp::Ordering::Less || best_k == usize::MAX {
+            // Of equal images, the least symmetry's is kept, whatever the
+            // order they come in.
+            if order == std::cmp::Ordering::Less || (order == std::cmp::Ordering::Equal && k < best_k) {
                 best ^= 1;
                 best_k = k;
             }
@@ -104,26 +105,11 @@ impl KeySpace {
                 found += 1;
             }
         }
+        // The lists as they are: ties go to the least symmetry whatever
+        // the order, so they are neither copied together nor sorted.
         let listed = |&(start, len): &(u32, u32)| &first.symmetries[start as usize..(start + len) as usize];
-        let total: usize = lists[..found].iter().map(|list| listed(list).len()).sum();
-        let mut on_stack = [0u32; 64];
-        let mut on_heap = Vec::new();
-        let ks: &mut [u32] = if total <= on_stack.len() {
-            &mut on_stack[..total]
-        } else {
-            on_heap.resize(total, 0);
-            &mut on_heap
-        };
-        let mut n = 0;
-        for list in &lists[..found] {
-            let list = listed(list);
-            ks[n..n + list.len()].copy_from_slice(list);
-            n += list.len();
-        }
-        // Ascending, so that equal images keep the earliest symmetry as the
-        // full search does.
-        ks.sort_unstable();
-        self.least_image(key, ks.iter().map(|&k| k as usize))
+        let ks = lists[..found].iter().flat_map(listed).map(|&k| k as usize);
+        self.least_image(key, ks)
     }
 }
 
