@@ -12,6 +12,7 @@
 
 use super::frozen::FrozenLevel;
 use super::{TaskError, TaskRunner};
+use crate::cache::Bits;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
@@ -136,10 +137,11 @@ impl TaskRunner {
         if current(&slot) != Some(from_level) {
             // A failure to work out the sparse map leaves the level to the
             // slow path (every shard's sources worked out).
-            if let Some(frozen) = slot.view.take().and_then(|v| Arc::into_inner(v)?.frozen) {
-                self.pool.install(|| frozen.release());
-            }
-            let (mut view, targets) = self.begin_level(from_level);
+            let table = match slot.view.take().and_then(|v| Arc::into_inner(v)?.frozen) {
+                Some(frozen) => self.pool.install(|| frozen.release()),
+                None => Vec::new(),
+            };
+            let (mut view, targets) = self.begin_level(from_level, table);
             match targets {
                 Ok(targets) => {
                     view.targets = targets;
@@ -171,14 +173,20 @@ impl TaskRunner {
     /// A new level: shards of levels no task reads again leave the cache;
     /// returns its view and its sparse map (worked out last).
     #[allow(clippy::type_complexity)]
-    fn begin_level(&self, from_level: u32) -> (LevelView, Result<Option<Vec<u64>>, TaskError>) {
+    /// `table` is the last level's table of shards held still, emptied,
+    /// for this level's (see [`FrozenLevel::new`]).
+    fn begin_level(
+        &self,
+        from_level: u32,
+        table: Vec<Option<Bits>>,
+    ) -> (LevelView, Result<Option<Vec<u64>>, TaskError>) {
         self.store.each_stripe(|held| {
             held.cache.drop_levels_below(from_level.saturating_sub(1));
             held.cache.drop_covered(from_level);
         });
         self.store.files_mut().retain_levels_from(from_level.saturating_sub(1));
         let freezing = Instant::now();
-        let frozen = self.pool.install(|| self.freeze(from_level));
+        let frozen = self.pool.install(|| self.freeze(from_level, table));
         if let Some(frozen) = &frozen {
             tracing::debug!(
                 "level {}: {} shards and {} chunk files held still for its tasks in {:.1} ms",
@@ -212,9 +220,9 @@ impl TaskRunner {
     /// opened on the pool where not open yet (each would be opened by the
     /// level's first lookup in it anyway), unless they are more than half
     /// the files a worker keeps open.
-    fn freeze(&self, level: u32) -> Option<FrozenLevel> {
+    fn freeze(&self, level: u32, table: Vec<Option<Bits>>) -> Option<FrozenLevel> {
         use rayon::prelude::*;
-        let frozen = self.store.freeze(level, self.ctx.job.space.shards())?;
+        let frozen = self.store.freeze(level, self.ctx.job.space.shards(), table)?;
         let chunking = &self.ctx.job.chunking;
         if chunking.chunks() as usize > self.store.file_capacity() / 2 {
             return Some(frozen);

@@ -127,9 +127,10 @@ impl Store {
     /// charged at most half the budget (`None` otherwise, or at level 0):
     /// held by the running level, they cannot be evicted until it ends, so
     /// the other half stays for what it loads and writes; and when a table
-    /// of the job's `shards` takes at most a sixteenth of the budget. Each
-    /// stripe is listed on a thread of the calling pool.
-    pub fn freeze(&self, level: u32, shards: u64) -> Option<FrozenLevel> {
+    /// of the job's `shards` takes at most a sixteenth of the budget (the
+    /// last level's `table`, emptied, serves again). Each stripe is listed
+    /// on a thread of the calling pool.
+    pub fn freeze(&self, level: u32, shards: u64, table: Vec<Option<Bits>>) -> Option<FrozenLevel> {
         use rayon::prelude::*;
         if level == 0 {
             return None;
@@ -150,6 +151,7 @@ impl Store {
         Some(FrozenLevel::new(
             level,
             shards,
+            table,
             parts.into_iter().map(|p| p.0).collect(),
         ))
     }
