@@ -211,7 +211,16 @@ impl TaskRunner {
             gaining_nothing: Mutex::new(Vec::new()),
             frozen,
         };
+        let mapping = Instant::now();
         let targets = self.sparse_targets(from_level, view.frozen.as_ref());
+        if let Ok(Some(map)) = &targets {
+            tracing::debug!(
+                "level {}: sparse map of {} target shards in {:.1} ms",
+                from_level,
+                map.iter().map(|w| w.count_ones()).sum::<u32>(),
+                mapping.elapsed().as_secs_f64() * 1e3
+            );
+        }
         (view, targets)
     }
 
