@@ -4,7 +4,7 @@
 use super::{map_mask, Key, KeySpace, MAX_BLOCKS};
 
 impl KeySpace {
-    /// The class of `key` and a symmetry that maps `key` to the class's
+    /// The class of `key` and the least symmetry that maps `key` to the class's
     /// representative.
     ///
     /// The least image is found without ranking: a block's digit is the
@@ -40,7 +40,7 @@ impl KeySpace {
             .collect()
     }
 
-    /// The rank of `key`'s least image and the first symmetry giving it.
+    /// The rank of `key`'s least image and the least symmetry giving it.
     fn least_rank(&self, key: &Key) -> (u64, usize) {
         match &self.first {
             Some(first) => self.least_image_via(first, key),
