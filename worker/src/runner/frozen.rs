@@ -117,18 +117,8 @@ impl FrozenLevel {
     /// whose file did not open), in order, when it is this level and its
     /// files were listed.
     pub fn nonempty_shards(&self, level: u32) -> Option<impl Iterator<Item = u64> + '_> {
-        (level == self.level && !self.nonempty.is_empty()).then(|| {
-            self.nonempty.iter().enumerate().flat_map(|(w, &word)| {
-                let mut bits = word;
-                std::iter::from_fn(move || {
-                    (bits != 0).then(|| {
-                        let at = bits.trailing_zeros();
-                        bits &= bits - 1;
-                        w as u64 * 64 + u64::from(at)
-                    })
-                })
-            })
-        })
+        (level == self.level && !self.nonempty.is_empty())
+            .then(|| cayley_shared::space::bits::set_bits(&self.nonempty).map(|shard| shard as u64))
     }
 
     /// Starts reading `shard`'s entry when the level may hold states

@@ -217,7 +217,7 @@ impl TaskRunner {
             tracing::debug!(
                 "level {}: sparse map of {} target shards in {:.1} ms",
                 from_level,
-                map.iter().map(|w| w.count_ones()).sum::<u32>(),
+                cayley_shared::space::bits::popcount(map),
                 mapping.elapsed().as_secs_f64() * 1e3
             );
         }

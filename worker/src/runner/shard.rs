@@ -112,7 +112,7 @@ impl TaskRunner {
         let seen = seen.map(Seen::into_words);
         let output = output.into_zeroed();
         // Shards of the level held still are borrowed from it, or known
-        // empty from its files; the rest, and `F_{d-1}(B)`, are fetched.
+        // empty from its bits; the rest, and `F_{d-1}(B)`, are fetched.
         // Every source's entry first, then (below) every entry's contents:
         // their misses overlap (see `prefetch`).
         if let Some(frozen) = &view.frozen {
@@ -173,15 +173,16 @@ impl TaskRunner {
     }
 
     /// The shard of `key` from the level held still, borrowed, or the
-    /// empty shard where its file's index says so (counted in `stats` as
+    /// empty shard where its bits (from its file's index) say so (counted in `stats` as
     /// lookups that hit); `None` when it has to be fetched.
     fn held_still<'v>(&self, view: &'v LevelView, key: ShardKey, stats: &mut CacheStats) -> Option<Source<'v>> {
         let frozen = view.frozen.as_ref()?;
         // Emptiness first: most sources of a sparse level are empty, and
-        // then the list is not searched (a cache miss fewer).
-        let found = match frozen.holds_none(key) {
-            true => Source::Fetched(self.zeros()),
-            false => Source::Frozen(frozen.get(key)?),
+        // then the table is not read (a cache miss fewer).
+        let found = if frozen.holds_none(key) {
+            Source::Fetched(self.zeros())
+        } else {
+            Source::Frozen(frozen.get(key)?)
         };
         stats.lookups += 1;
         stats.hits += 1;
