@@ -236,8 +236,13 @@ fn a_closed_stderr_ends_the_run_instead_of_hanging() {
     use std::process::{Command, Stdio};
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
+    // A run ended by the closed pipe keeps its temporary checkpoint, as
+    // any interrupted run does: in this test's folder, not the machine's
+    // scratch, so that it goes with the folder.
+    let scratch = dir.path().join("scratch");
     let mut child = Command::new(env!("CARGO_BIN_EXE_cayley"))
         .args(["run", "loopover:3x4", "--threads", "2", "--out", out.to_str().unwrap()])
+        .args(["--scratch", scratch.to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
