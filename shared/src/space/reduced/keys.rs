@@ -140,11 +140,16 @@ impl KeySpace {
 
     /// Rank of a key.
     pub fn rank(&self, key: &Key) -> u64 {
+        self.rank_blocks(&key[..self.blocks()])
+    }
+
+    /// Rank of the key whose blocks' slot sets are `blocks` (one per block).
+    fn rank_blocks(&self, blocks: &[u64]) -> u64 {
         let mut free = self.all_slots();
         let mut rank = 0u64;
-        for (b, &radix) in self.radices.iter().enumerate() {
-            rank = rank * radix + self.binomials.rank(key[b], free & self.domains[b]);
-            free &= !key[b];
+        for ((&set, &radix), &domain) in blocks.iter().zip(&self.radices).zip(&self.domains) {
+            rank = rank * radix + self.binomials.rank(set, free & domain);
+            free &= !set;
         }
         rank
     }

@@ -41,24 +41,40 @@ impl KeySpace {
     }
 
     /// The rank of `key`'s least image and the least symmetry giving it.
+    ///
+    /// Its buffers hold as many blocks as the space has, rounded up to
+    /// [`FEW_BLOCKS`] or [`MAX_BLOCKS`]: with room for 32 blocks, two
+    /// images and a list were filled at each call (768 bytes, where the
+    /// 4×4 Loopover uses four blocks), and a key took 132–134 ns where it
+    /// takes 125–128 (`examples/canonical_keys loopover:4x4 200000`, a
+    /// shard's keys at once, three runs each).
     fn least_rank(&self, key: &Key) -> (u64, usize) {
+        if self.sizes.len() <= FEW_BLOCKS {
+            self.least_rank_in::<FEW_BLOCKS>(key)
+        } else {
+            self.least_rank_in::<MAX_BLOCKS>(key)
+        }
+    }
+
+    /// [`Self::least_rank`] with buffers of `N` blocks, at least the space's.
+    fn least_rank_in<const N: usize>(&self, key: &Key) -> (u64, usize) {
         match &self.first {
-            Some(first) => self.least_image_via(first, key),
-            None => self.least_image(key, 0..self.actions.len()),
+            Some(first) => self.least_image_via::<N>(first, key),
+            None => self.least_image::<N>(key, 0..self.actions.len()),
         }
     }
 
     /// The rank of the least image of `key` under the symmetries `ks`
-    /// (in any order) and the least symmetry giving it.
+    /// (in any order) and the least symmetry giving it; `N` is at least
+    /// the space's blocks.
     ///
     /// Images go into two buffers by turns, the least so far kept in one:
-    /// a key has room for 32 blocks (256 bytes, where the 4×4 Loopover
-    /// uses four), and copying the least image whole, then returning it,
-    /// made canonicalising a key take 166–172 ns where this takes 154–164
+    /// copying the least image whole, then returning it, made
+    /// canonicalising a key take 166–172 ns where this took 154–164
     /// (`examples/canonical_keys`, every shard of the 4×4).
-    pub(super) fn least_image(&self, key: &Key, ks: impl Iterator<Item = usize>) -> (u64, usize) {
+    pub(super) fn least_image<const N: usize>(&self, key: &Key, ks: impl Iterator<Item = usize>) -> (u64, usize) {
         let blocks = self.sizes.len();
-        let mut images = [[u64::MAX; MAX_BLOCKS]; 2];
+        let mut images = [[u64::MAX; N]; 2];
         // `images[best]` is the least image so far, the other the next.
         let mut best = 0;
         let mut best_k = usize::MAX;
@@ -84,15 +100,15 @@ impl KeySpace {
                 best_k = k;
             }
         }
-        (self.rank(&images[best]), best_k)
+        (self.rank_blocks(&images[best][..blocks]), best_k)
     }
 
     /// [`Self::least_image`] over only the symmetries that give the least
     /// first block, which `first` lists for each first block.
-    pub(super) fn least_image_via(&self, first: &FirstBlocks, key: &Key) -> (u64, usize) {
+    pub(super) fn least_image_via<const N: usize>(&self, first: &FirstBlocks, key: &Key) -> (u64, usize) {
         let all = self.all_slots();
         let mut least = u64::MAX;
-        let mut lists = [(0u32, 0u32); MAX_BLOCKS];
+        let mut lists = [(0u32, 0u32); N];
         let mut found = 0;
         for (source, offset) in first.offsets.iter().enumerate() {
             let Some(offset) = offset else { continue };
@@ -109,9 +125,13 @@ impl KeySpace {
         // the order, so they are neither copied together nor sorted.
         let listed = |&(start, len): &(u32, u32)| &first.symmetries[start as usize..(start + len) as usize];
         let ks = lists[..found].iter().flat_map(listed).map(|&k| k as usize);
-        self.least_image(key, ks)
+        self.least_image::<N>(key, ks)
     }
 }
+
+/// Blocks the small buffers of [`KeySpace::least_rank`] hold: every
+/// Loopover and sliding puzzle's shard key has at most this many.
+const FEW_BLOCKS: usize = 8;
 
 /// For each block `s` that some symmetry maps to block 0, and each slot
 /// set `m` that block `s` can hold: the least image of `m` under those

@@ -66,8 +66,8 @@ fn looking_up_the_first_block_gives_the_least_image_of_every_symmetry() {
             x ^= x >> 7;
             x ^= x << 17;
             let key = keys.unrank(x % keys.total());
-            let all = keys.least_image(&key, 0..keys.actions.len());
-            assert_eq!(keys.least_image_via(first, &key), all, "{}", spec);
+            let all = keys.least_image::<MAX_BLOCKS>(&key, 0..keys.actions.len());
+            assert_eq!(keys.least_image_via::<MAX_BLOCKS>(first, &key), all, "{}", spec);
             let (class, k) = keys.canonicalize(&key);
             assert_eq!(keys.reps[class], all.0, "{}", spec);
             assert_eq!(k, all.1, "{}", spec);
