@@ -57,10 +57,11 @@ for t in $N 2 $N 2; do
   tm lo26_new_t$t timeout 60 "$NEW" run loopover:2x6 --no-symmetry --threads $t --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
 done
 tm lo26_old_t$N timeout 60 "$OLD" run loopover:2x6 --no-symmetry --threads $N --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
-# The 4×4 to depth 9 at N threads and at 2: a job whose fixed costs (set-up, depths 1-6, the
-# results: about 0.35 s of a 2-thread run on the 2-core VM, which 16 threads hardly shorten) are
-# a fiftieth of its 2-thread wall instead of a twelfth (2-core VM, c41fb24: 17.7 s at 2 threads,
-# 35.3 s at 1; depth 8 to depth 8: 4.4 s at 2). Its depths 8 and 9 are levels the issue asks 6× of.
+# The 4×4 to depth 9 at N threads and at 2: a job whose fixed costs (the set-up, depths 1-6, the
+# end: about 0.4 s of a 2-thread run on the 2-core VM that 1 thread to 2 hardly shortens) are a
+# fiftieth of its 2-thread wall instead of a tenth (2-core VM, c41fb24: 17.4-17.7 s at 2 threads,
+# 33.9-35.3 s at 1; the 4×4 to depth 8 4.3-4.5 s at 2). Its depths 8 and 9 are levels the issue
+# asks 6× of (docs/history.md, "Fixed costs a 16-thread run cannot shorten").
 for t in $N 2; do
   tm d9_new_t$t timeout 150 "$NEW" run loopover:4x4 --max-depth $D9 --keep-levels last2 --threads $t --memory $BIG --checkpoint-dir "$W/ck" --out "$W/out"
 done
