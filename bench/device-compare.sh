@@ -3,7 +3,7 @@
 # every thread and at 2, each build, on cold memory first and then on memory touched once
 # (a fresh VM backs guest memory on first use: docs/history.md, "On 16 cores, measured"),
 # the 2×6 unreduced twice (and once cut into 12 shards, the old plan), the 4×4 to depth 9 at every
-# thread and at 2 (a job whose fixed costs are a fiftieth of it), `--workers 4`, a profile of
+# thread and at 2 (a job whose fixed costs are about a fortieth of it), `--workers 4`, a profile of
 # the 4×4 at N threads against 2 (bench/device-perf.sh), a deeper 4×4 and the 3×5 at every
 # thread, and the machine's ceiling (the 4×4 as 2 and as N 1-thread processes).
 # It needs only the binaries and python3. Layout: `bench/device-prepare.sh [OLD]` (this tree's
@@ -59,7 +59,7 @@ done
 tm lo26_old_t$N timeout 60 "$OLD" run loopover:2x6 --no-symmetry --threads $N --memory 20G --out "$W/out" --checkpoint-dir "$W/ck"
 # The 4×4 to depth 9 at N threads and at 2: a job whose fixed costs (the set-up, depths 1-6, the
 # end: about 0.4 s of a 2-thread run on the 2-core VM that 1 thread to 2 hardly shortens) are a
-# fiftieth of its 2-thread wall instead of a tenth (2-core VM, c41fb24: 17.4-17.7 s at 2 threads,
+# fortieth of its 2-thread wall instead of a tenth (2-core VM, c41fb24: 17.4-17.7 s at 2 threads,
 # 33.9-35.3 s at 1; the 4×4 to depth 8 4.3-4.5 s at 2). Its depths 8 and 9 are levels the issue
 # asks 6× of (docs/history.md, "Fixed costs a 16-thread run cannot shorten").
 for t in $N 2; do

@@ -12,7 +12,7 @@
 #   4x4   cayley run loopover:4x4 --max-depth 8 --keep-levels last2  (sparse, reduced)
 #   3x5   cayley run loopover:3x5 --max-depth 10             (reduced, dense)
 #   4x4d9 cayley run loopover:4x4 --max-depth 9 --keep-levels last2  (the same as 4x4 with
-#         its fixed costs a fiftieth of the run, not a tenth: docs/history.md, "Fixed costs
+#         its fixed costs about a fortieth of the run, not a tenth: docs/history.md, "Fixed costs
 #         a 16-thread run cannot shorten"; not in the default JOBS)
 #
 # Usage: bench/scaling.sh [CAYLEY]   (default: this tree's release build; a
