@@ -161,7 +161,8 @@ pub(super) struct FirstBlocks {
 }
 
 /// Most slots for which [`FirstBlocks`] keeps every slot set's rank
-/// (2^16 of them, 128 KiB).
+/// (2^16 of them, 128 KiB; every rank is below C(16, 8) = 12,870, so it
+/// fits 16 bits).
 const RANKED_SLOTS: usize = 16;
 
 #[derive(Clone, Copy, Debug)]
