@@ -12,6 +12,7 @@ mod frozen;
 mod in_flight;
 mod level;
 mod pipeline;
+mod reached;
 mod readers;
 mod shard;
 mod store;
@@ -148,6 +149,8 @@ pub struct TaskRunner {
     tasks_at_once: usize,
     /// The running level and the worker's idle time (see `level`).
     levels: level::Levels,
+    /// States reached per shard in the levels so far (see `reached`).
+    reached: reached::Reached,
     /// Runs every task (see [`Self::compute_chunk`]).
     pool: Arc<rayon::ThreadPool>,
     /// CPU time of the pool's threads (see `cpu`).
@@ -214,6 +217,7 @@ impl TaskRunner {
             window: in_flight.window,
             tasks_at_once: in_flight.tasks,
             levels: Default::default(),
+            reached: Default::default(),
             pool,
             clock,
             last_level: AtomicU32::new(u32::MAX),

@@ -11,6 +11,7 @@
 //! reports the idle time that ended when it started.
 
 use super::frozen::FrozenLevel;
+use super::reached::only_open;
 use super::{TaskError, TaskRunner};
 use crate::cache::Bits;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,9 +35,11 @@ pub(super) struct LevelView {
     older: Option<u32>,
     /// Set when reading level `d - 2` failed: the level goes on without it.
     older_failed: AtomicBool,
-    /// While the level read is sparse: one bit per shard that can gain
-    /// states; every other shard's task is written empty without working
-    /// out its sources.
+    /// One bit per shard that can gain states, where that is known: while
+    /// the level read is sparse (the shards it reaches), and once some
+    /// shards have every state reached (the others; see `reached`). Every
+    /// other shard's task is written empty without working out its
+    /// sources.
     pub targets: Option<Vec<u64>>,
     /// The chunks of which every shard gains nothing (from `targets`),
     /// until a task of the level takes them to report.
@@ -221,7 +224,17 @@ impl TaskRunner {
                 mapping.elapsed().as_secs_f64() * 1e3
             );
         }
-        (view, targets)
+        let counting = Instant::now();
+        let open = self.open_shards(from_level);
+        if let Some(open) = &open {
+            tracing::debug!(
+                "level {}: {} shards with states left to reach, counted in {:.1} ms",
+                from_level,
+                cayley_shared::space::bits::popcount(open),
+                counting.elapsed().as_secs_f64() * 1e3
+            );
+        }
+        (view, targets.map(|sparse| only_open(sparse, open)))
     }
 
     /// The shards of level `level` the cache holds, held still for the

@@ -123,6 +123,13 @@ impl Store {
         }
     }
 
+    /// Bytes the cache's stripes may hold together.
+    pub fn budget(&self) -> u64 {
+        let mut budget = 0;
+        self.each_stripe(|held| budget += held.cache.budget());
+        budget
+    }
+
     /// Handles on every shard of `level` held, by stripe, when they are
     /// charged at most half the budget (`None` otherwise, or at level 0):
     /// held by the running level, they cannot be evicted until it ends, so
@@ -135,8 +142,7 @@ impl Store {
         if level == 0 {
             return None;
         }
-        let mut budget = 0;
-        self.each_stripe(|held| budget += held.cache.budget());
+        let budget = self.budget();
         let parts: Vec<(Vec<(u64, Bits)>, u64)> = self
             .stripes
             .par_iter()

@@ -477,3 +477,77 @@ fn a_truncated_or_missing_chunk_file_is_a_corrupt_input() {
 
 mod frozen;
 mod last_level;
+
+/// Each shard's farthest state from solved, by a plain breadth-first
+/// search over the puzzle's states in a hash map: the level after which
+/// every state of the shard is reached, found without the engine's levels.
+fn farthest_by_shard(job: &Job) -> Vec<u32> {
+    let puzzle = &job.puzzle;
+    let mut distance = std::collections::HashMap::from([(puzzle.solved.clone(), 0u32)]);
+    let mut frontier = vec![puzzle.solved.clone()];
+    for depth in 1.. {
+        let mut next = Vec::new();
+        for state in &frontier {
+            for m in &puzzle.moves {
+                let Some(to) = puzzle.apply(m, state) else { continue };
+                if let std::collections::hash_map::Entry::Vacant(e) = distance.entry(to) {
+                    next.push(e.key().clone());
+                    e.insert(depth);
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
+    }
+    let mut farthest = vec![0; job.space.shards() as usize];
+    for (state, &d) in &distance {
+        let shard = job.space.locate(state).0 as usize;
+        farthest[shard] = farthest[shard].max(d);
+    }
+    farthest
+}
+
+#[test]
+fn shards_with_every_state_reached_gain_nothing_and_the_table_stays_whole() {
+    // Reduced (14 and 65 shards) and by pieces (336 shards of 120
+    // states, 3,024 of 120), each in the smallest budget, where the
+    // unions of earlier levels that would exclude the states already
+    // reached do not stay in the cache.
+    for (spec, k, board) in [
+        ("loopover:2x4", None, "2x4"),
+        ("loopover:3x3", None, "3x3"),
+        ("loopover:2x4 --no-symmetry", Some(3), "2x4"),
+        ("loopover:3x3 --no-symmetry", Some(4), "3x3"),
+    ] {
+        let job = job(spec, k, 8);
+        let dir = checkpoint();
+        let budget = requirements(&job).min_worker_bytes;
+        let runner = TaskRunner::new(job.clone(), dir.path(), budget, 2, WRITE).unwrap();
+        let table = levels(&runner).depths;
+        assert_eq!(table, published(board), "{}", spec);
+        // A worker that reads the finished levels from the first says
+        // which shards still had states to reach after each, as the plain
+        // search does: the levels above ran with those maps.
+        let farthest = farthest_by_shard(&job);
+        let fresh = TaskRunner::new(job.clone(), dir.path(), budget, 2, WRITE).unwrap();
+        let mut levels_with_full_shards = 0;
+        for level in 0..table.len() as u32 {
+            let expected: Vec<bool> = farthest.iter().map(|&far| far > level).collect();
+            match fresh.open_shards(level) {
+                Some(open) => {
+                    let got: Vec<bool> = (0..expected.len()).map(|s| open[s / 64] >> (s % 64) & 1 == 1).collect();
+                    assert_eq!(got, expected, "{}: shards open after level {}", spec, level);
+                    levels_with_full_shards += 1;
+                }
+                None => assert!(expected.iter().all(|&open| open), "{}: level {}", spec, level),
+            }
+        }
+        // Some shards were full before the last level (at the last, all).
+        assert!(levels_with_full_shards > 1, "{}", spec);
+        // A repair of an earlier level does not read the counts of later
+        // ones.
+        assert!(fresh.open_shards(1).is_none(), "{}", spec);
+    }
+}

@@ -1,0 +1,158 @@
+//! How many states of each shard the levels so far hold, summed from their
+//! chunk indexes as the worker enters each level: a shard whose every
+//! state is reached can gain nothing, and its task writes it empty without
+//! running the kernel.
+//!
+//! Why: a level's kernel excludes the states already reached through the
+//! shard's union of earlier levels, which the cache keeps only in free
+//! room. Out of core the unions are the first to go, and the kernel then
+//! excludes only `F_{d-1}` and `F_d` (and `F_{d-2}` when kept): the 4×4
+//! Loopover's depth 14 (8,880 states, under `--memory 15G` on 2 cores)
+//! expanded every one of depth 13's 5·10¹¹ states top-down, 643 of the
+//! run's 3,320 CPU seconds, while all but a few hundred of its 499,961
+//! shards had no state left to find.
+//!
+//! Exact by construction: each bit of a shard is one state, set in exactly
+//! one level, so the counts never pass the shard's capacity
+//! ([`Space::shard_capacity`], at least the bits that can be set) and
+//! reach it only when every state of the shard is reached. A capacity
+//! that is larger than the states a shard can hold only means that the
+//! shard never looks full.
+//!
+//! Bounded: four bytes a shard (2 MB on the 4×4), kept only where that is
+//! at most a sixteenth of the cache's budget or 1 MiB. Only a worker that can
+//! read every level from the first keeps the counts: one that starts later
+//! (a resumed job whose early levels were retired) or meets an unreadable
+//! index stops keeping them for the job, and its levels run as before.
+//!
+//! [`Space::shard_capacity`]: cayley_shared::space::Space::shard_capacity
+
+use super::{TaskError, TaskRunner};
+use rayon::prelude::*;
+use std::sync::{Mutex, MutexGuard};
+
+/// Bytes of counts kept whatever the budget: a budget of a few shards
+/// (the tests', or a machine's smallest) still has room for them.
+const MOST_WITHOUT_BUDGET: u64 = 1 << 20;
+
+/// The counts, and the levels they sum.
+#[derive(Default)]
+pub(super) struct Reached {
+    state: Mutex<Counts>,
+}
+
+#[derive(Default)]
+struct Counts {
+    /// States reached per shard in levels `0..=through`; empty until the
+    /// first level is summed.
+    per_shard: Vec<u32>,
+    /// The last level summed, `None` before the first.
+    through: Option<u32>,
+    /// A level could not be read (retired, damaged) or the capacity does
+    /// not fit the counts: no more counting for this job.
+    given_up: bool,
+}
+
+impl Reached {
+    fn lock(&self) -> MutexGuard<'_, Counts> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl TaskRunner {
+    /// One bit per shard, set where the shard still has states to reach
+    /// after level `level` and clear where every one is reached; `None`
+    /// when no shard is full, or when that is not known (see the module's
+    /// notes). Sums the levels not summed yet, up to `level`.
+    pub(super) fn open_shards(&self, level: u32) -> Option<Vec<u64>> {
+        let capacity = u32::try_from(self.ctx.job.space.shard_capacity()).ok()?;
+        let shards = self.ctx.job.space.shards();
+        if shards * 4 > (self.store.budget() / 16).max(MOST_WITHOUT_BUDGET) {
+            return None;
+        }
+        let mut counts = self.reached.lock();
+        if counts.given_up {
+            return None;
+        }
+        let first = counts.through.map_or(0, |t| t + 1);
+        if first > level + 1 {
+            // A repair of an earlier level: the counts hold states of later
+            // levels, which the shard's task must not take as reached.
+            return None;
+        }
+        if counts.per_shard.is_empty() {
+            counts.per_shard = self.pool.install(|| vec![0u32; shards as usize]);
+        }
+        for summed in first..=level {
+            if let Err(e) = self.add_level(summed, &mut counts.per_shard) {
+                tracing::debug!("not counting reached states per shard: level {}: {}", summed, e);
+                *counts = Counts {
+                    given_up: true,
+                    ..Counts::default()
+                };
+                return None;
+            }
+            counts.through = Some(summed);
+        }
+        let per_shard = &counts.per_shard;
+        if self.pool.install(|| per_shard.par_iter().any(|&n| n > capacity)) {
+            tracing::debug!("not counting reached states per shard: a shard counts more than it holds");
+            counts.given_up = true;
+            return None;
+        }
+        let open: Vec<u64> = self.pool.install(|| {
+            per_shard
+                .par_chunks(64)
+                .map(|run| {
+                    run.iter()
+                        .enumerate()
+                        .fold(0u64, |bits, (i, &n)| bits | u64::from(n != capacity) << i)
+                })
+                .collect()
+        });
+        let full = per_shard.len() as u64 - open.iter().map(|w| u64::from(w.count_ones())).sum::<u64>();
+        (full > 0).then_some(open)
+    }
+
+    /// Adds level `level`'s states per shard (from its chunk indexes, on
+    /// the pool) to `per_shard`.
+    fn add_level(&self, level: u32, per_shard: &mut [u32]) -> Result<(), TaskError> {
+        let job = &self.ctx.job;
+        if level == 0 {
+            per_shard[job.solved_shard() as usize] += 1;
+            return Ok(());
+        }
+        let chunking = &job.chunking;
+        self.pool.install(|| {
+            per_shard
+                .par_chunks_mut(chunking.per_chunk as usize)
+                .enumerate()
+                .try_for_each(|(chunk, counts)| {
+                    let first = chunking.shards_of(chunk as u64).start;
+                    let reader = self.readers_of(&[(level, first)])?.pop().flatten();
+                    let reader = reader.expect("a level above 0 has files");
+                    for (i, count) in counts.iter_mut().enumerate() {
+                        *count = u32::try_from(reader.popcount(i))
+                            .ok()
+                            .and_then(|n| count.checked_add(n))
+                            .ok_or_else(|| {
+                                TaskError::Other(format!("shard {} counts too many states", first + i as u64))
+                            })?;
+                    }
+                    Ok(())
+                })
+        })
+    }
+}
+
+/// The shards both maps let gain states: the sparse map's `targets` less
+/// the full shards `open` leaves out (either may be unknown: `None`).
+pub(super) fn only_open(targets: Option<Vec<u64>>, open: Option<Vec<u64>>) -> Option<Vec<u64>> {
+    match (targets, open) {
+        (Some(mut targets), Some(open)) => {
+            targets.iter_mut().zip(&open).for_each(|(t, o)| *t &= o);
+            Some(targets)
+        }
+        (targets, open) => targets.or(open),
+    }
+}
