@@ -48,6 +48,8 @@ struct Counts {
     per_shard: Vec<u32>,
     /// The last level summed, `None` before the first.
     through: Option<u32>,
+    /// Shards whose count is their capacity.
+    full: u64,
     /// A level could not be read (retired, damaged) or the capacity does
     /// not fit the counts: no more counting for this job.
     given_up: bool,
@@ -81,26 +83,29 @@ impl TaskRunner {
             return None;
         }
         if counts.per_shard.is_empty() {
-            counts.per_shard = self.pool.install(|| vec![0u32; shards as usize]);
+            // Zeroed pages of the kernel's until a level writes them: the
+            // first levels touch a few.
+            counts.per_shard = vec![0u32; shards as usize];
         }
         for summed in first..=level {
-            if let Err(e) = self.add_level(summed, &mut counts.per_shard) {
-                tracing::debug!("not counting reached states per shard: level {}: {}", summed, e);
-                *counts = Counts {
-                    given_up: true,
-                    ..Counts::default()
-                };
-                return None;
+            match self.add_level(summed, &mut counts.per_shard, capacity) {
+                Ok(filled) => counts.full += filled,
+                Err(e) => {
+                    tracing::debug!("not counting reached states per shard: level {}: {}", summed, e);
+                    *counts = Counts {
+                        given_up: true,
+                        ..Counts::default()
+                    };
+                    return None;
+                }
             }
             counts.through = Some(summed);
         }
-        let per_shard = &counts.per_shard;
-        if self.pool.install(|| per_shard.par_iter().any(|&n| n > capacity)) {
-            tracing::debug!("not counting reached states per shard: a shard counts more than it holds");
-            counts.given_up = true;
+        if counts.full == 0 {
             return None;
         }
-        let open: Vec<u64> = self.pool.install(|| {
+        let per_shard = &counts.per_shard;
+        Some(self.pool.install(|| {
             per_shard
                 .par_chunks(64)
                 .map(|run| {
@@ -109,38 +114,50 @@ impl TaskRunner {
                         .fold(0u64, |bits, (i, &n)| bits | u64::from(n != capacity) << i)
                 })
                 .collect()
-        });
-        let full = per_shard.len() as u64 - open.iter().map(|w| u64::from(w.count_ones())).sum::<u64>();
-        (full > 0).then_some(open)
+        }))
     }
 
     /// Adds level `level`'s states per shard (from its chunk indexes, on
-    /// the pool) to `per_shard`.
-    fn add_level(&self, level: u32, per_shard: &mut [u32]) -> Result<(), TaskError> {
+    /// the pool) to `per_shard`; returns how many shards it fills to
+    /// `capacity`. A chunk without states (most of the first levels')
+    /// is passed over. A count above `capacity` is an error.
+    fn add_level(&self, level: u32, per_shard: &mut [u32], capacity: u32) -> Result<u64, TaskError> {
         let job = &self.ctx.job;
         if level == 0 {
-            per_shard[job.solved_shard() as usize] += 1;
-            return Ok(());
+            let solved = &mut per_shard[job.solved_shard() as usize];
+            *solved += 1;
+            return Ok(u64::from(*solved == capacity));
         }
         let chunking = &job.chunking;
         self.pool.install(|| {
             per_shard
                 .par_chunks_mut(chunking.per_chunk as usize)
                 .enumerate()
-                .try_for_each(|(chunk, counts)| {
+                .map(|(chunk, counts)| {
                     let first = chunking.shards_of(chunk as u64).start;
                     let reader = self.readers_of(&[(level, first)])?.pop().flatten();
                     let reader = reader.expect("a level above 0 has files");
+                    if reader.header().popcount == 0 {
+                        return Ok(0);
+                    }
+                    let mut filled = 0;
                     for (i, count) in counts.iter_mut().enumerate() {
-                        *count = u32::try_from(reader.popcount(i))
+                        let added = reader.popcount(i);
+                        if added == 0 {
+                            continue;
+                        }
+                        *count = u32::try_from(added)
                             .ok()
                             .and_then(|n| count.checked_add(n))
+                            .filter(|&n| n <= capacity)
                             .ok_or_else(|| {
-                                TaskError::Other(format!("shard {} counts too many states", first + i as u64))
+                                TaskError::Other(format!("shard {} counts more states than it holds", first + i as u64))
                             })?;
+                        filled += u64::from(*count == capacity);
                     }
-                    Ok(())
+                    Ok(filled)
                 })
+                .try_reduce(|| 0, |a, b| Ok(a + b))
         })
     }
 }
