@@ -9,8 +9,8 @@
 //! excludes only `F_{d-1}` and `F_d` (and `F_{d-2}` when kept): the 4×4
 //! Loopover's depth 14 (8,880 states, under `--memory 15G` on 2 cores)
 //! expanded every one of depth 13's 5·10¹¹ states top-down, 643 of the
-//! run's 3,320 CPU seconds, while all but a few hundred of its 499,961
-//! shards had no state left to find.
+//! run's 3,320 CPU seconds, while all but 101 of its 499,961 shards had
+//! no state left to find (with this map: 3.0 s instead of 333 s).
 //!
 //! Exact by construction: each bit of a shard is one state, set in exactly
 //! one level, so the counts never pass the shard's capacity
@@ -50,8 +50,8 @@ struct Counts {
     through: Option<u32>,
     /// Shards whose count is their capacity.
     full: u64,
-    /// A level could not be read (retired, damaged) or the capacity does
-    /// not fit the counts: no more counting for this job.
+    /// A level could not be read (retired, damaged) or a shard counted
+    /// more states than it holds: no more counting for this job.
     given_up: bool,
 }
 
