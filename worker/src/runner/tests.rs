@@ -537,7 +537,9 @@ fn shards_with_every_state_reached_gain_nothing_and_the_table_stays_whole() {
             let expected: Vec<bool> = farthest.iter().map(|&far| far > level).collect();
             match fresh.open_shards(level) {
                 Some(open) => {
-                    let got: Vec<bool> = (0..expected.len()).map(|s| open[s / 64] >> (s % 64) & 1 == 1).collect();
+                    let got: Vec<bool> = (0..expected.len())
+                        .map(|s| cayley_shared::space::bits::test_bit(&open, s))
+                        .collect();
                     assert_eq!(got, expected, "{}: shards open after level {}", spec, level);
                     levels_with_full_shards += 1;
                 }
