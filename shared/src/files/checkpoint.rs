@@ -8,6 +8,7 @@
 //!   manifest.json
 //!   levels/L0003/C00000012.chunk    F_3 of the shards of chunk 12
 //!   levels/L0003/done.jsonl         chunks of level 3 recorded as complete
+//!   levels/L0003/reached.counts     states per shard in levels 0..=3 (workers')
 //! ```
 
 use crate::files::format::ChunkId;
@@ -166,6 +167,11 @@ impl CheckpointDir {
     /// The journal of completed chunks of `level`.
     pub fn journal_path(&self, level: u32) -> PathBuf {
         self.level_dir(level).join(JOURNAL_FILE)
+    }
+
+    /// The counts file of `level` ([`crate::files::reached`]).
+    pub fn reached_path(&self, level: u32) -> PathBuf {
+        self.level_dir(level).join(crate::files::reached::REACHED_FILE)
     }
 
     /// Path of the manifest.

@@ -330,7 +330,7 @@ mod empties;
 pub mod list;
 mod prepared;
 mod reader;
-mod writer;
+pub(crate) mod writer;
 pub use empties::write_empty_chunks;
 pub use prepared::{stored_raw, PreparedShard};
 pub use reader::{read_chunk_header, verify_chunk, ChunkReader};

@@ -20,14 +20,20 @@
 //! shard never looks full.
 //!
 //! Bounded: four bytes a shard (2 MB on the 4×4), kept only where that is
-//! at most a sixteenth of the cache's budget or 1 MiB. Only a worker that can
-//! read every level from the first keeps the counts: one that starts later
-//! (a resumed job whose early levels were retired) or meets an unreadable
-//! index stops keeping them for the job, and its levels run as before.
+//! at most a sixteenth of the cache's budget or 1 MiB.
+//!
+//! Saved: each level's counts go to a counts file in its folder
+//! ([`cayley_shared::files::reached`]), written by the first worker to sum
+//! them. A worker that starts later (a resumed job whose early levels were
+//! retired, a worker added to a cluster) starts from the newest one and
+//! sums only the levels after it. Without one, it sums from the first
+//! level; where a level it needs is unreadable (retired, damaged) it stops
+//! keeping counts for the job, and its levels run as before.
 //!
 //! [`Space::shard_capacity`]: cayley_shared::space::Space::shard_capacity
 
 use super::{TaskError, TaskRunner};
+use cayley_shared::files::reached::{read_counts, write_counts, CountsId};
 use rayon::prelude::*;
 use std::sync::{Mutex, MutexGuard};
 
@@ -76,16 +82,19 @@ impl TaskRunner {
         if counts.given_up {
             return None;
         }
+        if counts.per_shard.is_empty() {
+            *counts = self.saved_counts(level, capacity).unwrap_or_else(|| Counts {
+                // Zeroed pages of the kernel's until a level writes them:
+                // the first levels touch a few.
+                per_shard: vec![0u32; shards as usize],
+                ..Counts::default()
+            });
+        }
         let first = counts.through.map_or(0, |t| t + 1);
         if first > level + 1 {
             // A repair of an earlier level: the counts hold states of later
             // levels, which the shard's task must not take as reached.
             return None;
-        }
-        if counts.per_shard.is_empty() {
-            // Zeroed pages of the kernel's until a level writes them: the
-            // first levels touch a few.
-            counts.per_shard = vec![0u32; shards as usize];
         }
         for summed in first..=level {
             match self.add_level(summed, &mut counts.per_shard, capacity) {
@@ -101,6 +110,9 @@ impl TaskRunner {
             }
             counts.through = Some(summed);
         }
+        if first <= level {
+            self.save_counts(level, &counts.per_shard);
+        }
         if counts.full == 0 {
             return None;
         }
@@ -115,6 +127,67 @@ impl TaskRunner {
                 })
                 .collect()
         }))
+    }
+
+    /// The counts of the newest readable counts file through a level up to
+    /// `level`; `None` where there is none (then the levels are summed from
+    /// the first, as far as their files are there). A damaged file, or one
+    /// that counts more states than a shard holds, is passed over and
+    /// deleted, so that the next worker to sum its level writes it again.
+    fn saved_counts(&self, level: u32, capacity: u32) -> Option<Counts> {
+        (1..=level).rev().find_map(|through| {
+            let path = self.checkpoint.reached_path(through);
+            if !path.exists() {
+                return None;
+            }
+            let read = read_counts(&path, self.counts_id(through)).and_then(|counts| {
+                match counts.iter().position(|&n| n > capacity) {
+                    Some(shard) => Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("{}: shard {} counts more states than it holds", path.display(), shard),
+                    )),
+                    None => Ok(counts),
+                }
+            });
+            match read {
+                Ok(per_shard) => Some(Counts {
+                    full: per_shard.iter().filter(|&&n| n == capacity).count() as u64,
+                    per_shard,
+                    through: Some(through),
+                    given_up: false,
+                }),
+                Err(e) => {
+                    tracing::debug!("counts of reached states passed over: {}", e);
+                    // (A file that could not be read now stays for the next.)
+                    if e.kind() == std::io::ErrorKind::InvalidData {
+                        let _ = std::fs::remove_file(&path);
+                    }
+                    None
+                }
+            }
+        })
+    }
+
+    /// Writes the counts through `level` to its folder unless a worker
+    /// already has (every worker's are the same). Level 0 has no folder
+    /// and nothing worth saving. A failure costs only a later worker's
+    /// time: it is logged, never fatal.
+    fn save_counts(&self, level: u32, per_shard: &[u32]) {
+        let path = self.checkpoint.reached_path(level);
+        if level == 0 || path.exists() {
+            return;
+        }
+        if let Err(e) = write_counts(&path, self.counts_id(level), per_shard) {
+            tracing::debug!("counts of reached states not saved: {}: {}", path.display(), e);
+        }
+    }
+
+    fn counts_id(&self, through: u32) -> CountsId {
+        CountsId {
+            fingerprint: self.fingerprint,
+            through,
+            shards: self.ctx.job.space.shards(),
+        }
     }
 
     /// Adds level `level`'s states per shard (from its chunk indexes, on

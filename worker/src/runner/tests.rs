@@ -551,5 +551,60 @@ fn shards_with_every_state_reached_gain_nothing_and_the_table_stays_whole() {
         // A repair of an earlier level does not read the counts of later
         // ones.
         assert!(fresh.open_shards(1).is_none(), "{}", spec);
+        joining_after_retirement(&job, dir.path(), budget, &farthest, spec);
     }
+}
+
+/// A worker that joins as level `level + 1` starts, once `--keep-levels
+/// last2` has retired what it retires by then (the folders of levels below
+/// `level - 1`, and the chunk files of level `level - 1`), still names the
+/// shards with states left, from the counts files the first worker saved
+/// and the files of level `level`; without the counts it cannot tell, and
+/// says so.
+fn joining_after_retirement(job: &Job, dir: &Path, budget: u64, farthest: &[u32], spec: &str) {
+    let checkpoint = CheckpointDir::existing(dir);
+    let depth = *farthest.iter().max().unwrap();
+    let mut levels_with_full_shards = 0;
+    for level in 2..=depth {
+        checkpoint.remove_level(level - 2);
+        for chunk in 0..job.chunking.chunks() {
+            let _ = std::fs::remove_file(checkpoint.chunk_path(level - 1, chunk));
+        }
+        // As if the job stopped before any worker entered the level: the
+        // joining worker starts from the counts through `level - 1` and
+        // sums `level` from its files.
+        std::fs::remove_file(checkpoint.reached_path(level)).unwrap();
+        let expected: Vec<bool> = farthest.iter().map(|&far| far > level).collect();
+        let joining = TaskRunner::new(job.clone(), dir, budget, 2, WRITE).unwrap();
+        match joining.open_shards(level) {
+            Some(open) => {
+                let got: Vec<bool> = (0..expected.len())
+                    .map(|s| cayley_shared::space::bits::test_bit(&open, s))
+                    .collect();
+                assert_eq!(got, expected, "{}: joining, shards open after level {}", spec, level);
+                levels_with_full_shards += 1;
+            }
+            None => assert!(expected.iter().all(|&open| open), "{}: joining, level {}", spec, level),
+        }
+    }
+    assert!(levels_with_full_shards > 1, "{}", spec);
+    // A damaged counts file is passed over for the one before it, and
+    // written again.
+    let newest = checkpoint.reached_path(depth);
+    let mut damaged = std::fs::read(&newest).unwrap();
+    *damaged.last_mut().unwrap() ^= 1;
+    std::fs::write(&newest, &damaged).unwrap();
+    let joining = TaskRunner::new(job.clone(), dir, budget, 2, WRITE).unwrap();
+    let open = joining
+        .open_shards(depth)
+        .expect("every shard is full after the last level");
+    assert!(open.iter().all(|&word| word == 0), "{}", spec);
+    assert_ne!(std::fs::read(&newest).unwrap(), damaged, "{}", spec);
+    // The counts files are what it starts from: without them the retired
+    // levels cannot be summed.
+    for level in depth - 1..=depth {
+        std::fs::remove_file(checkpoint.reached_path(level)).unwrap();
+    }
+    let joining = TaskRunner::new(job.clone(), dir, budget, 2, WRITE).unwrap();
+    assert!(joining.open_shards(depth).is_none(), "{}", spec);
 }

@@ -24,7 +24,7 @@ fn encode_index(entries: &[ShardEntry]) -> Vec<u8> {
 
 /// A unique name beside `path` for a file on its way there: the process,
 /// the thread and the moment make it one no other writer picks.
-pub(super) fn temporary_name(path: &Path) -> PathBuf {
+pub(crate) fn temporary_name(path: &Path) -> PathBuf {
     let unique = format!(
         "{}.tmp-{}-{:x}",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("chunk"),
