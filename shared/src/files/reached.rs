@@ -10,9 +10,8 @@
 //! The counts through a level are a fact of the job, not of the worker:
 //! every worker that writes the file writes the same bytes, under a
 //! temporary name renamed into place, so two writers at once are harmless.
-//! The file lives and goes with its level's folder: the two newest are
-//! there whenever a level runs, since retention deletes a level's folder
-//! only two levels later.
+//! The worker that writes one deletes those of the levels below the one
+//! before it, so a job holds two, whatever its retention.
 //!
 //! Layout (integers little-endian): magic `CAYLEYRC` (8 bytes), version
 //! (4), the level counted through (4), the job's fingerprint (8), the

@@ -169,9 +169,12 @@ impl TaskRunner {
     }
 
     /// Writes the counts through `level` to its folder unless a worker
-    /// already has (every worker's are the same). Level 0 has no folder
-    /// and nothing worth saving. A failure costs only a later worker's
-    /// time: it is logged, never fatal.
+    /// already has (every worker's are the same), and deletes those
+    /// through levels below `level - 1`: a worker that starts while level
+    /// `level + 1` runs needs the counts through `level - 1` at most (a
+    /// copy of a task of level `level`), so a job holds two files whatever
+    /// its retention. Level 0 has no folder and nothing worth saving. A
+    /// failure costs only a later worker's time: it is logged, never fatal.
     fn save_counts(&self, level: u32, per_shard: &[u32]) {
         let path = self.checkpoint.reached_path(level);
         if level == 0 || path.exists() {
@@ -179,6 +182,11 @@ impl TaskRunner {
         }
         if let Err(e) = write_counts(&path, self.counts_id(level), per_shard) {
             tracing::debug!("counts of reached states not saved: {}: {}", path.display(), e);
+            return;
+        }
+        for older in 1..level.saturating_sub(1) {
+            // Mostly gone already (or with their retired folders).
+            let _ = std::fs::remove_file(self.checkpoint.reached_path(older));
         }
     }
 

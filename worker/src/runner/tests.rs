@@ -555,17 +555,32 @@ fn shards_with_every_state_reached_gain_nothing_and_the_table_stays_whole() {
     }
 }
 
+/// Counts files present in `checkpoint`, by level.
+fn counts_files(checkpoint: &CheckpointDir, depth: u32) -> Vec<u32> {
+    (0..=depth).filter(|&l| checkpoint.reached_path(l).exists()).collect()
+}
+
 /// A worker that joins as level `level + 1` starts, once `--keep-levels
 /// last2` has retired what it retires by then (the folders of levels below
 /// `level - 1`, and the chunk files of level `level - 1`), still names the
 /// shards with states left, from the counts files the first worker saved
 /// and the files of level `level`; without the counts it cannot tell, and
-/// says so.
+/// says so. Only the two newest counts files are kept.
 fn joining_after_retirement(job: &Job, dir: &Path, budget: u64, farthest: &[u32], spec: &str) {
     let checkpoint = CheckpointDir::existing(dir);
     let depth = *farthest.iter().max().unwrap();
+    for level in counts_files(&checkpoint, depth) {
+        std::fs::remove_file(checkpoint.reached_path(level)).unwrap();
+    }
+    // The first worker, entering each level as the job did.
+    let first = TaskRunner::new(job.clone(), dir, budget, 2, WRITE).unwrap();
+    first.open_shards(0);
+    first.open_shards(1);
     let mut levels_with_full_shards = 0;
     for level in 2..=depth {
+        first.open_shards(level);
+        let newest_two = vec![level - 1, level];
+        assert_eq!(counts_files(&checkpoint, depth), newest_two, "{}", spec);
         checkpoint.remove_level(level - 2);
         for chunk in 0..job.chunking.chunks() {
             let _ = std::fs::remove_file(checkpoint.chunk_path(level - 1, chunk));
@@ -586,6 +601,7 @@ fn joining_after_retirement(job: &Job, dir: &Path, budget: u64, farthest: &[u32]
             }
             None => assert!(expected.iter().all(|&open| open), "{}: joining, level {}", spec, level),
         }
+        assert_eq!(counts_files(&checkpoint, depth), newest_two, "{}: written again", spec);
     }
     assert!(levels_with_full_shards > 1, "{}", spec);
     // A damaged counts file is passed over for the one before it, and
