@@ -71,7 +71,9 @@ impl TaskRunner {
     /// One bit per shard, set where the shard still has states to reach
     /// after level `level` and clear where every one is reached; `None`
     /// when no shard is full, or when that is not known (see the module's
-    /// notes). Sums the levels not summed yet, up to `level`.
+    /// notes). Sums the levels not summed yet, up to `level` (a worker with
+    /// no counts starts from the newest counts file), and saves the counts
+    /// through `level`.
     pub(super) fn open_shards(&self, level: u32) -> Option<Vec<u64>> {
         let capacity = u32::try_from(self.ctx.job.space.shard_capacity()).ok()?;
         let shards = self.ctx.job.space.shards();
