@@ -534,17 +534,8 @@ fn shards_with_every_state_reached_gain_nothing_and_the_table_stays_whole() {
         let fresh = TaskRunner::new(job.clone(), dir.path(), budget, 2, WRITE).unwrap();
         let mut levels_with_full_shards = 0;
         for level in 0..table.len() as u32 {
-            let expected: Vec<bool> = farthest.iter().map(|&far| far > level).collect();
-            match fresh.open_shards(level) {
-                Some(open) => {
-                    let got: Vec<bool> = (0..expected.len())
-                        .map(|s| cayley_shared::space::bits::test_bit(&open, s))
-                        .collect();
-                    assert_eq!(got, expected, "{}: shards open after level {}", spec, level);
-                    levels_with_full_shards += 1;
-                }
-                None => assert!(expected.iter().all(|&open| open), "{}: level {}", spec, level),
-            }
+            let what = format!("{}: shards open after level {}", spec, level);
+            levels_with_full_shards += check_open_shards(fresh.open_shards(level), &farthest, level, &what);
         }
         // Some shards were full before the last level (at the last, all).
         assert!(levels_with_full_shards > 1, "{}", spec);
@@ -552,6 +543,27 @@ fn shards_with_every_state_reached_gain_nothing_and_the_table_stays_whole() {
         // ones.
         assert!(fresh.open_shards(1).is_none(), "{}", spec);
         joining_after_retirement(&job, dir.path(), budget, &farthest, spec);
+    }
+}
+
+/// Checks a worker's map of shards with states left after `level`
+/// (`open`) against each shard's farthest state from a plain search: the
+/// map names exactly the shards whose farthest state lies beyond `level`,
+/// and where there is none, no shard is full. Returns 1 for a map, else 0.
+fn check_open_shards(open: Option<Vec<u64>>, farthest: &[u32], level: u32, what: &str) -> u32 {
+    let expected: Vec<bool> = farthest.iter().map(|&far| far > level).collect();
+    match open {
+        Some(open) => {
+            let got: Vec<bool> = (0..expected.len())
+                .map(|s| cayley_shared::space::bits::test_bit(&open, s))
+                .collect();
+            assert_eq!(got, expected, "{}", what);
+            1
+        }
+        None => {
+            assert!(expected.iter().all(|&open| open), "{}: no map, but full shards", what);
+            0
+        }
     }
 }
 
@@ -589,18 +601,9 @@ fn joining_after_retirement(job: &Job, dir: &Path, budget: u64, farthest: &[u32]
         // joining worker starts from the counts through `level - 1` and
         // sums `level` from its files.
         std::fs::remove_file(checkpoint.reached_path(level)).unwrap();
-        let expected: Vec<bool> = farthest.iter().map(|&far| far > level).collect();
         let joining = TaskRunner::new(job.clone(), dir, budget, 2, WRITE).unwrap();
-        match joining.open_shards(level) {
-            Some(open) => {
-                let got: Vec<bool> = (0..expected.len())
-                    .map(|s| cayley_shared::space::bits::test_bit(&open, s))
-                    .collect();
-                assert_eq!(got, expected, "{}: joining, shards open after level {}", spec, level);
-                levels_with_full_shards += 1;
-            }
-            None => assert!(expected.iter().all(|&open| open), "{}: joining, level {}", spec, level),
-        }
+        let what = format!("{}: joining, shards open after level {}", spec, level);
+        levels_with_full_shards += check_open_shards(joining.open_shards(level), farthest, level, &what);
         assert_eq!(counts_files(&checkpoint, depth), newest_two, "{}: written again", spec);
     }
     assert!(levels_with_full_shards > 1, "{}", spec);
