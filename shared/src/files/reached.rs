@@ -98,6 +98,11 @@ pub fn write_counts(path: &Path, id: CountsId, counts: &[u32]) -> io::Result<()>
 /// of that job, level and size.
 pub fn read_counts(path: &Path, id: CountsId) -> io::Result<Vec<u32>> {
     let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {}", path.display(), what));
+    // The size first: a file of any other size is not read into memory.
+    let expected = id.shards.checked_mul(4).and_then(|b| b.checked_add(HEADER_LEN as u64));
+    if Some(std::fs::metadata(path)?.len()) != expected {
+        return Err(bad("not the size of the job's counts"));
+    }
     let bytes = std::fs::read(path)?;
     if bytes.len() < HEADER_LEN || &bytes[0..8] != MAGIC {
         return Err(bad("not a counts file"));
@@ -151,7 +156,7 @@ mod tests {
     }
 
     #[test]
-    fn a_damaged_or_cut_counts_file_is_refused() {
+    fn a_damaged_cut_or_longer_counts_file_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(REACHED_FILE);
         write_counts(&path, ID, &counts()).unwrap();
@@ -166,6 +171,9 @@ mod tests {
             std::fs::write(&path, &whole[..len]).unwrap();
             assert!(read_counts(&path, ID).is_err(), "cut to {} bytes", len);
         }
+        let longer = [whole.as_slice(), &[0u8; 4]].concat();
+        std::fs::write(&path, longer).unwrap();
+        assert!(read_counts(&path, ID).is_err(), "4 bytes more");
     }
 
     #[test]
