@@ -78,6 +78,12 @@ const CASES: &[(&str, &str, &[&str])] = &[
         "run rubik:3 --out {dir}/out",
         &["unknown puzzle family 'rubik'", "known families"],
     ),
+    // More slots than a reduced layout holds (64): it panicked planning.
+    (
+        "cayley",
+        "run loopover:9x9 --out {dir}/out",
+        &["'loopover:9x9' cannot be searched"],
+    ),
     ("cayley", "run loopover:0x3 --out {dir}/out", &["loopover:0x3"]),
     (
         "cayley",
@@ -506,6 +512,35 @@ fn info_says_why_found_symmetries_go_unused() {
     );
     // 13!/2: the even permutations of 13 points.
     assert!(text.contains("group order  3113510400"), "{}", text);
+}
+
+/// Loopover boards of more than 64 cells have symmetries that no reduced
+/// layout can hold (its slot sets are 64-bit): `info` and `run` planned
+/// one anyway and panicked (an index past the binomial table). Now `info`
+/// shows the board, its group order (`S_66`, seed Theorem 5.2.3, as 66!
+/// computed here) and why it cannot be searched, and `run` refuses it.
+#[test]
+fn boards_past_64_cells_are_planned_without_reduction() {
+    let o = output_of("cayley", &["info", "loopover:2x33"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && !stderr.contains("panicked"), "{}", stderr);
+    let mut digits = vec![1u32]; // 66!, little-endian decimal digits
+    for n in 2..=66u32 {
+        let mut carry = 0;
+        for d in digits.iter_mut() {
+            let v = *d * n + carry;
+            *d = v % 10;
+            carry = v / 10;
+        }
+        while carry > 0 {
+            digits.push(carry % 10);
+            carry /= 10;
+        }
+    }
+    let order: String = digits.iter().rev().map(|d| char::from(b'0' + *d as u8)).collect();
+    assert!(text.contains(&format!("group order  {order}\n")), "{}", text);
+    assert!(text.contains("'loopover:2x33' cannot be searched"), "{}", text);
 }
 
 /// The 3×3×3's corner and edge permutations are reduced by the cube's 48

@@ -149,12 +149,19 @@ pub(super) async fn run_task(
             ended = &mut report => {
                 stop.store(true, Ordering::Relaxed);
                 let _ = compute.await;
-                let why = match ended {
-                    Ok(Ok(reply)) => reply.into_inner().message,
-                    Ok(Err(status)) => status_reason(&status),
-                    Err(e) => e.to_string(),
+                let (why, superseded) = match ended {
+                    Ok(Ok(reply)) => {
+                        let reply = reply.into_inner();
+                        (reply.message, reply.superseded)
+                    }
+                    Ok(Err(status)) => (status_reason(&status), false),
+                    Err(e) => (e.to_string(), false),
                 };
-                tracing::warn!("dropped task ({}, {}): {}", task.from_level, task.chunk, why);
+                if superseded {
+                    tracing::debug!("stopped task ({}, {}): {}", task.from_level, task.chunk, why);
+                } else {
+                    tracing::warn!("dropped task ({}, {}): {}", task.from_level, task.chunk, why);
+                }
                 return Ok(TaskEnd::Dropped);
             }
             _ = ticker.tick() => {
@@ -217,6 +224,12 @@ async fn finish_report(
     let _ = tx.send(update(ids, task, last)).await;
     let where_ = format!("task ({}, {})", task.from_level, task.chunk);
     match report.await {
+        // Its chunk was recorded first (another copy of the task, or the
+        // coordinator's record of it as gaining nothing): its file, if
+        // written, holds the same bytes. Not a warning.
+        Ok(Ok(reply)) if reply.get_ref().superseded => {
+            tracing::debug!("{} ended: {}", where_, reply.get_ref().message)
+        }
         Ok(Ok(reply)) if !reply.get_ref().accepted => {
             tracing::warn!("coordinator did not accept {}: {}", where_, reply.get_ref().message)
         }

@@ -19,6 +19,10 @@ pub enum Verdict {
     Accepted,
     /// A late duplicate of a result already recorded: harmless.
     Ignored(String),
+    /// A report on a lease that ended because its chunk was recorded
+    /// first (from another copy of the task, or as a chunk that gains
+    /// nothing): its worker stops computing it; nothing went wrong.
+    Superseded(String),
     Rejected(String),
 }
 

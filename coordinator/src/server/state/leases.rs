@@ -292,7 +292,9 @@ impl JobState {
 
     pub(in crate::server) fn current_lease(&mut self, worker: u64, lease_id: u64) -> Result<&mut Lease, String> {
         if self.superseded.contains(&lease_id) {
-            return Err("another copy of this task finished first".into());
+            return Err(
+                "its chunk was recorded first, from another copy of the task or as a chunk that gains nothing".into(),
+            );
         }
         match self.leases.get_mut(&lease_id) {
             Some(l) if l.worker == worker => Ok(l),

@@ -52,6 +52,12 @@ pub const FOUND_MIN_REDUCTION: u128 = 4;
 /// 33 MiB against 0.04 s and 10 MiB unreduced; docs/history.md).
 pub const FOUND_FAST_ANYWAY: u128 = 1 << 16;
 
+/// Most slots a reduced layout holds: its keys and domains are sets of
+/// slots in one `u64`. A bigger puzzle (Loopover 2×33, 9×9) is planned
+/// without reduction, which says how big it is; before this bound its
+/// planning panicked indexing the binomial table past 64.
+pub const MAX_REDUCED_SLOTS: usize = 64;
+
 /// The reduced state space of a job.
 #[derive(Clone, Debug)]
 pub struct ReducedSpace {
@@ -82,6 +88,12 @@ impl ReducedSpace {
         let Some(groups) = groups::candidate_groups(puzzle)? else {
             return Ok(None);
         };
+        if puzzle.slots > MAX_REDUCED_SLOTS {
+            return Err(format!(
+                "a reduced layout holds at most {} slots, and this puzzle has {}",
+                MAX_REDUCED_SLOTS, puzzle.slots
+            ));
+        }
         let best = plan::choose(puzzle, &groups, even)?;
         let unreduced = crate::space::rank::factorial(puzzle.slots) / if even { 2 } else { 1 };
         // Found symmetries only where they pay in time, not only in bits.
