@@ -116,6 +116,19 @@ impl Store {
         }
     }
 
+    /// Runs `f` on each shard of `shards` with its stripe held, locking
+    /// each stripe once for all of its shards in the range rather than once
+    /// a shard (a sparse level's task passes over about 1,600 shards).
+    pub fn each_held_in(&self, shards: std::ops::Range<u64>, mut f: impl FnMut(&mut Held, u64)) {
+        let stripes = self.stripes.len() as u64;
+        for first in shards.start..shards.end.min(shards.start + stripes) {
+            let mut held = self.lock(first);
+            for shard in (first..shards.end).step_by(stripes as usize) {
+                f(&mut held, shard);
+            }
+        }
+    }
+
     /// Runs `f` on every stripe in turn.
     pub fn each_stripe(&self, mut f: impl FnMut(&mut Held)) {
         for stripe in self.stripes.iter() {
