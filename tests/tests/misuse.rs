@@ -289,6 +289,17 @@ const CASES: &[(&str, &str, &[&str])] = &[
         "plan loopover:2x3 --levels {dir}/a-file",
         &["a-file", "expected depth,count"],
     ),
+    // Refused before seconds of calibration, not after them.
+    (
+        "cayley",
+        "plan loopover:2x3 --checkpoint-dir {dir}/a-file",
+        &["cannot write a file in", "a-file", "--checkpoint-dir"],
+    ),
+    (
+        "cayley",
+        "plan loopover:2x3 --checkpoint-dir {dir}/missing",
+        &["cannot write a file in", "missing", "--checkpoint-dir"],
+    ),
     // bound
     ("cayley", "bound", &["required", "PUZZLE"]),
     ("cayley", "bound unknown:3", &["unknown puzzle family 'unknown'"]),

@@ -15,7 +15,7 @@ use anyhow::Context;
 use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::job::Job;
 use cayley_shared::kernel::context::SearchContext;
-use cayley_shared::search::calibrate::{measure_disk, measure_zstd, DiskRates, KernelProbe, ZstdSample};
+use cayley_shared::search::calibrate::{measure_zstd, DiskProbe, DiskRates, KernelProbe, ZstdSample};
 use cayley_shared::search::levels::modelled_levels;
 use cayley_shared::search::resources::stored_per_state;
 use cayley_shared::units::human_bytes;
@@ -61,6 +61,13 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
             job.puzzle.spec
         );
     };
+    // The last check, as it makes (and removes) a file.
+    let disk_probe = DiskProbe::create(&dir).with_context(|| {
+        format!(
+            "cannot write a file in {} to measure its disk (choose another folder with --checkpoint-dir)",
+            dir.display()
+        )
+    })?;
     let req = &plan.needs;
     let here = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     let cluster = Cluster {
@@ -86,7 +93,9 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
     let ctx = SearchContext::new(job.clone());
     let probe = KernelProbe::new(&ctx);
     let zstd = measure_zstd(&DENSITIES, 16 << 20).context("measuring zstd")?;
-    let disk = measure_disk(&dir, 256 << 20).with_context(|| format!("measuring the disk in {}", dir.display()))?;
+    let disk = disk_probe
+        .measure(256 << 20)
+        .with_context(|| format!("measuring the disk in {}", dir.display()))?;
     print_calibration(&zstd, &disk, &dir);
     println!(
         "cluster      {} node(s) x {} cores, {} of memory per node",
@@ -171,6 +180,9 @@ fn counted_levels(file: &Path, job: &Job) -> anyhow::Result<Vec<u64>> {
             );
         }
         let counts = counts.with_context(|| format!("{}: no level counts", file.display()))?;
+        if counts.is_empty() {
+            anyhow::bail!("{}: no level counts", file.display());
+        }
         return counts
             .iter()
             .map(|c| {
@@ -180,7 +192,8 @@ fn counted_levels(file: &Path, job: &Job) -> anyhow::Result<Vec<u64>> {
             .collect();
     }
     // depths.csv: `depth,count` after a header line.
-    text.lines()
+    let counts = text
+        .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with("depth"))
         .map(|l| {
             l.split(',')
@@ -188,7 +201,11 @@ fn counted_levels(file: &Path, job: &Job) -> anyhow::Result<Vec<u64>> {
                 .and_then(|c| c.trim().parse::<u64>().ok())
                 .with_context(|| format!("{}: expected depth,count lines, found {:?}", file.display(), l))
         })
-        .collect()
+        .collect::<anyhow::Result<Vec<u64>>>()?;
+    if counts.is_empty() {
+        anyhow::bail!("{}: no depth,count lines", file.display());
+    }
+    Ok(counts)
 }
 
 fn print_calibration(zstd: &[ZstdSample], disk: &DiskRates, dir: &Path) {
@@ -263,6 +280,17 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not of loopover:2x3"));
+        // A file that names no level is a mistake, not "nothing counted".
+        std::fs::write(&csv, "depth,count\n").unwrap();
+        assert!(counted_levels(&csv, &job)
+            .unwrap_err()
+            .to_string()
+            .contains("no depth,count lines"));
+        std::fs::write(&json, r#"{"puzzle":"loopover:2x3","metric":"mtm","depths":[]}"#).unwrap();
+        assert!(counted_levels(&json, &job)
+            .unwrap_err()
+            .to_string()
+            .contains("no level counts"));
     }
 
     fn plan_job_of(spec: &str) -> Job {

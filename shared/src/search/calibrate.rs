@@ -322,10 +322,27 @@ pub struct DiskRates {
     pub read: f64,
 }
 
-/// Writes `bytes` to a temporary file in `dir` (fsynced), reads it back,
-/// and removes it.
-pub fn measure_disk(dir: &Path, bytes: usize) -> std::io::Result<DiskRates> {
-    let mut file = tempfile::Builder::new().prefix(".cayley-calibrate-").tempfile_in(dir)?;
+/// A temporary file in the directory whose filesystem is to be measured,
+/// removed when dropped. Made before anything is measured, so that a
+/// directory that cannot be written is refused at once (`cayley plan
+/// --checkpoint-dir /proc` failed only after seconds of calibration).
+pub struct DiskProbe(tempfile::NamedTempFile);
+
+impl DiskProbe {
+    /// The probe's file in `dir`.
+    pub fn create(dir: &Path) -> std::io::Result<DiskProbe> {
+        Ok(DiskProbe(
+            tempfile::Builder::new().prefix(".cayley-calibrate-").tempfile_in(dir)?,
+        ))
+    }
+
+    /// Writes `bytes` to the file (fsynced), reads them back, and removes it.
+    pub fn measure(self, bytes: usize) -> std::io::Result<DiskRates> {
+        measure_disk(self.0, bytes)
+    }
+}
+
+fn measure_disk(mut file: tempfile::NamedTempFile, bytes: usize) -> std::io::Result<DiskRates> {
     let block = vec![0x5au8; 1 << 20];
     let start = Instant::now();
     for _ in 0..bytes.div_ceil(block.len()) {
