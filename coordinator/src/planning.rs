@@ -15,7 +15,8 @@ use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::job::Job;
 use cayley_shared::puzzle::symmetry::find_symmetries;
 use cayley_shared::puzzle::{
-    job_spec_with, parse_puzzle, parse_puzzle_with_file, spec_file_text, split_options, split_track, Puzzle, SpecError,
+    check_metric_applies, job_spec_with, parse_puzzle, parse_puzzle_with_file, spec_file_text, split_options,
+    split_track, Puzzle, SpecError,
 };
 use cayley_shared::search::resources::{available_memory, default_budget_of, requirements, Requirements};
 use cayley_shared::space::Space;
@@ -246,6 +247,7 @@ fn worker_budget(workers: Workers, machine: &Machine) -> Option<u64> {
 /// which rebuild the puzzle from the spec, then plan the same job. Declared
 /// symmetries stay, and refuse the option (when the job is planned).
 pub fn parse_args_puzzle(args: &PuzzleArgs) -> Result<Puzzle, SpecError> {
+    check_metric_applies(&args.spec(), args.metric)?;
     let puzzle = parse_puzzle(&args.spec(), args.metric)?;
     let found = || find_symmetries(&puzzle).is_ok_and(|g| !g.is_trivial());
     if args.shard_pieces.is_none() || !puzzle.symmetries.is_empty() || puzzle.reduction_off() || !found() {

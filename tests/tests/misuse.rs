@@ -78,6 +78,22 @@ const CASES: &[(&str, &str, &[&str])] = &[
         "run rubik:3 --out {dir}/out",
         &["unknown puzzle family 'rubik'", "known families"],
     ),
+    // One kind of move: a table labelled stm would be the mtm one.
+    (
+        "cayley",
+        "run pancake:6 --metric stm --out {dir}/out",
+        &["'pancake:6'", "--metric stm applies to loopover: and tws:"],
+    ),
+    (
+        "cayley",
+        "serve sliding:2x3 --metric stm --checkpoint-dir {dir}/sck --out {dir}/sout",
+        &["'sliding:2x3'", "--metric stm applies to"],
+    ),
+    (
+        "cayley",
+        "bound varikon --metric stm",
+        &["'varikon'", "--metric stm applies to"],
+    ),
     // More slots than a reduced layout holds (64): it panicked planning.
     (
         "cayley",

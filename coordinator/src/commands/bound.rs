@@ -2,12 +2,14 @@
 //! (`shared/src/search/bound.rs`), computed without searching.
 
 use crate::cli::BoundArgs;
-use cayley_shared::puzzle::{job_spec, parse_puzzle};
+use cayley_shared::puzzle::{check_metric_applies, job_spec, parse_puzzle};
 use cayley_shared::search::bound::puzzle_bound;
 
 /// Prints the cumulative canonical-word counts per length and the bound.
 pub fn bound(args: BoundArgs) -> anyhow::Result<()> {
-    let puzzle = parse_puzzle(&job_spec(&args.puzzle, false, args.track.as_deref()), args.metric)?;
+    let spec = job_spec(&args.puzzle, false, args.track.as_deref());
+    check_metric_applies(&spec, args.metric)?;
+    let puzzle = parse_puzzle(&spec, args.metric)?;
     let b = puzzle_bound(&puzzle)?;
     println!("puzzle      {} ({} metric)", puzzle.spec, puzzle.metric);
     println!(

@@ -22,7 +22,7 @@ mod turnstyle;
 mod tws;
 mod varikon;
 
-pub use spec::{known_families, parse_puzzle, parse_puzzle_with_file, spec_file_text};
+pub use spec::{check_metric_applies, known_families, parse_puzzle, parse_puzzle_with_file, spec_file_text};
 pub use spec_text::{
     job_spec, job_spec_with, split_options, split_track, strip_no_symmetry, SpecError, DIRECTED_FLAG, NO_SYMMETRY_FLAG,
     TRACK_SEPARATOR,

@@ -28,8 +28,25 @@ pub fn known_families() -> Vec<(&'static str, &'static str)> {
     families
 }
 
+/// Refuses `--metric stm` for a new job of a family with one kind of move:
+/// only Loopover and `tws:` files have two metrics, and any other puzzle
+/// labelled `stm` (its result folder, header and `result.json`) would be
+/// its one table under a false name. Checked where a command plans a new
+/// job, not in [`parse_puzzle`]: a checkpoint written before this check
+/// still resumes.
+pub fn check_metric_applies(spec: &str, metric: Metric) -> Result<(), SpecError> {
+    let family = spec.split_once(':').map_or(spec, |(f, _)| f).to_ascii_lowercase();
+    if metric == Metric::Stm && family != "loopover" && family != "tws" {
+        return Err(SpecError::BadArgument {
+            spec: spec.to_string(),
+            why: "--metric stm applies to loopover: and tws: puzzles; the other families have one kind of move (leave --metric out)".into(),
+        });
+    }
+    Ok(())
+}
+
 /// Parses a spec string into a puzzle under `metric` (families without a
-/// choice of metric ignore it).
+/// choice of metric ignore it: see [`check_metric_applies`]).
 pub fn parse_puzzle(spec: &str, metric: Metric) -> Result<Puzzle, SpecError> {
     parse_puzzle_with_file(spec, metric, None)
 }
