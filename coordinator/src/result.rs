@@ -199,6 +199,16 @@ impl RunResult {
         } else {
             "states"
         };
+        if self.antipodes.is_empty() {
+            // `--antipodes 0`, or a deepest level that could not be read
+            // (the run's log says which): not "too far apart".
+            let _ = writeln!(
+                out,
+                "{} ({}): {} state(s){} at depth {}; none listed.",
+                self.puzzle, self.metric, last, classes, self.depth_reached
+            );
+            return out;
+        }
         let _ = writeln!(
             out,
             "{} ({}): {} state(s){} at depth {}; the first {} {} in rank order, {}.\n",

@@ -18,6 +18,8 @@ struct CheckpointSource<'a> {
     checkpoint: &'a CheckpointDir,
     job: &'a Job,
     readers: Mutex<HashMap<(u32, u64), Arc<ChunkReader>>>,
+    /// The first level whose file could not be opened or read.
+    failed: Mutex<Option<u32>>,
 }
 
 thread_local! {
@@ -42,7 +44,10 @@ impl CheckpointSource<'_> {
             .job
             .chunking
             .id(self.job.fingerprint(), level, chunk, self.job.space.shard_words());
-        let reader = Arc::new(ChunkReader::open(&self.checkpoint.chunk_path(level, chunk), &id)?);
+        let reader = Arc::new(
+            ChunkReader::open(&self.checkpoint.chunk_path(level, chunk), &id)
+                .inspect_err(|_| self.note_failed(level))?,
+        );
         let mut readers = self.readers.lock().unwrap_or_else(|e| e.into_inner());
         // A walk touches few chunks per level; keep at most a handful open.
         if readers.len() >= 64 {
@@ -50,6 +55,13 @@ impl CheckpointSource<'_> {
         }
         readers.insert((level, chunk), reader.clone());
         Ok(reader)
+    }
+
+    fn note_failed(&self, level: u32) {
+        self.failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(level);
     }
 
     /// The reader holding `(level, shard)` and the shard's place in it.
@@ -73,7 +85,9 @@ impl LevelSource for CheckpointSource<'_> {
             return Ok(());
         }
         let (reader, i) = self.locate(level, shard)?;
-        FRAME.with(|frame| reader.read_shard_via(i, words, &mut frame.borrow_mut()))?;
+        FRAME
+            .with(|frame| reader.read_shard_via(i, words, &mut frame.borrow_mut()))
+            .inspect_err(|_| self.note_failed(level))?;
         Ok(())
     }
 
@@ -82,7 +96,7 @@ impl LevelSource for CheckpointSource<'_> {
             return Ok(words_at(&self.shard(0, shard)?, at));
         }
         let (reader, i) = self.locate(level, shard)?;
-        Ok(reader.read_words(i, at)?)
+        Ok(reader.read_words(i, at).inspect_err(|_| self.note_failed(level))?)
     }
 
     fn popcount(&self, level: u32, shard: u64) -> anyhow::Result<Option<u64>> {
@@ -125,46 +139,84 @@ pub fn result_and_antipodes_of(
         checkpoint,
         job,
         readers: Mutex::new(HashMap::new()),
+        failed: Mutex::new(None),
     };
     let depth = manifest.levels.len() as u32 - 1;
     let raw_level = job.space.level_bytes();
-    // The last two levels are always on disk; a level the retention keeps
-    // may still be missing (deleted by hand, or by an older build).
-    let kept = |level: u32| {
-        level + 1 >= depth
-            || level == 0
-            || (manifest.keeps_level(level, raw_level) && checkpoint.level_dir(level).is_dir())
-    };
-    // Jumps of more than MAX_KEEP_STRIDE moves between the levels left are
-    // tried with a bounded number of membership tests: depth first they
-    // usually succeed early, but their worst case grows as moves^jump.
-    let max_probes = if walk_fits(depth, &kept) {
-        u64::MAX
-    } else {
-        LONG_WALK_PROBES
-    };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
-    let antipodes = match pool.install(|| {
-        find_antipodes(
-            job,
-            &source,
-            depth,
-            limit,
-            &kept,
-            max_probes,
-            memory.min(WALK_CACHE_BYTES),
-        )
-    }) {
+    // Levels kept whose files turned out missing or damaged: the walk goes
+    // on without them, as without a level the retention dropped.
+    let mut lost: Vec<u32> = Vec::new();
+    let walked = loop {
+        // The last two levels are always on disk; a level the retention
+        // keeps may still be missing (deleted by hand, or by an older build).
+        let kept = |level: u32| {
+            level + 1 >= depth
+                || level == 0
+                || (manifest.keeps_level(level, raw_level)
+                    && checkpoint.level_dir(level).is_dir()
+                    && !lost.contains(&level))
+        };
+        // Jumps of more than MAX_KEEP_STRIDE moves between the levels left are
+        // tried with a bounded number of membership tests: depth first they
+        // usually succeed early, but their worst case grows as moves^jump.
+        let max_probes = if walk_fits(depth, &kept) {
+            u64::MAX
+        } else {
+            LONG_WALK_PROBES
+        };
+        let walked = pool.install(|| {
+            find_antipodes(
+                job,
+                &source,
+                depth,
+                limit,
+                &kept,
+                max_probes,
+                memory.min(WALK_CACHE_BYTES),
+            )
+        });
+        let failed = source.failed.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match (walked, failed) {
+            (Err(e), Some(level)) if kept(level) && level > 0 && level + 1 < depth => {
+                tracing::warn!(
+                    "level {} of the checkpoint cannot be read ({:#}); the antipodes' words are found without it",
+                    level,
+                    e
+                );
+                lost.push(level);
+            }
+            (walked, failed) => break (walked, failed),
+        }
+    };
+    // Too few earlier levels are left: states without words.
+    let without_words = || -> anyhow::Result<Vec<Antipode>> {
+        Ok(first_states(job, &source, depth, limit)?
+            .into_iter()
+            .map(|state| Antipode {
+                state,
+                solution: Vec::new(),
+            })
+            .collect())
+    };
+    let (walked, failed) = walked;
+    let walked = match walked {
+        Err(e) if e.is::<WalkBudgetSpent>() => without_words(),
+        walked => walked,
+    };
+    let unreadable = failed.is_some() || source.failed.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+    let antipodes = match walked {
         Ok(antipodes) => antipodes,
-        Err(e) if e.is::<WalkBudgetSpent>() => {
-            // Too few earlier levels are left: states without words.
-            first_states(job, &source, depth, limit)?
-                .into_iter()
-                .map(|state| Antipode {
-                    state,
-                    solution: Vec::new(),
-                })
-                .collect()
+        // One of the last two levels cannot be read: the table (from the
+        // manifest) is whole, and is written; only the listing is lost.
+        // Failing instead sent `cayley resume` round in a loop, as a
+        // finished job's files are not recomputed.
+        Err(e) if unreadable => {
+            tracing::warn!(
+                "the antipodes cannot be listed ({:#}); the depth table is written without them",
+                e
+            );
+            Vec::new()
         }
         Err(e) => return Err(e),
     };

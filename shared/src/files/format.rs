@@ -95,8 +95,11 @@ const WRITE_BUFFER: usize = 1 << 20;
 /// A problem with a chunk file. Every variant names the file.
 #[derive(Debug, Error)]
 pub enum FormatError {
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
+    /// `error` is shown in the message and is not the error's `source`:
+    /// as a source it was printed twice by `{:#}` ("…chunk: No such file
+    /// or directory (os error 2): No such file or directory (os error 2)").
+    #[error("{path}: {error}")]
+    Io { path: PathBuf, error: io::Error },
     #[error("{path}: disk full while writing (free some space, then resume)")]
     DiskFull { path: PathBuf },
     #[error("{path}: not a cayley chunk file (bad magic)")]
@@ -122,7 +125,7 @@ impl FormatError {
         } else {
             FormatError::Io {
                 path: path.into(),
-                source,
+                error: source,
             }
         }
     }
@@ -141,7 +144,7 @@ impl FormatError {
 
     /// True when the file does not exist.
     pub fn is_missing(&self) -> bool {
-        matches!(self, FormatError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
+        matches!(self, FormatError::Io { error, .. } if error.kind() == io::ErrorKind::NotFound)
     }
 
     /// True when the file exists but its contents cannot be trusted.
