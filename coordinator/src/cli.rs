@@ -132,7 +132,8 @@ pub struct LocalArgs {
     #[arg(long, allow_hyphen_values = true, value_name = "SIZE", value_parser = parse_size)]
     pub memory: Option<u64>,
     /// How many antipodes to report (states at the maximum depth, one per class of
-    /// symmetric states, each with a shortest word).
+    /// symmetric states, each with a shortest word); at most as many as --memory
+    /// holds while they are listed, about 1–2 KiB each (a warning says when).
     #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 10, value_parser = whole_number::<usize>)]
     pub antipodes: usize,
     /// Print only the final table (no progress bars).
@@ -254,7 +255,8 @@ pub struct ServeArgs {
     /// TLS private key (PEM).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
-    /// How many antipodes to report.
+    /// How many antipodes to report; at most as many as 60% of this machine's
+    /// available memory holds while they are listed, about 1–2 KiB each.
     #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 10, value_parser = whole_number::<usize>)]
     pub antipodes: usize,
     /// Print only the final table.

@@ -50,3 +50,49 @@ fn a_worker_smaller_than_a_level_finishes_within_its_budget() {
         );
     }
 }
+
+/// The antipodes listed are bounded by the memory the run was given:
+/// `--antipodes 1000000000` on Loopover 3×4 unreduced to depth 9 grew to
+/// 24 GB listing its 286 million antipodes, and was killed. Here pancake:10,
+/// whose 73,232 antipodes (CayleyPy's growth table) take about 1.6 KiB each
+/// while listed, is given 20 MiB: fewer are listed, with a warning saying
+/// how many, and they are the first of the full listing.
+#[test]
+fn antipodes_listed_fit_the_memory_given() {
+    use cayley_tests::{cayley, json_u64s, read_json, stderr_text, test_dir};
+    let dir = test_dir();
+    let run = |memory: &str, out: &str| {
+        let out = dir.path().join(out);
+        let args = [
+            "run",
+            "pancake:10",
+            "--antipodes",
+            "100000",
+            "--memory",
+            memory,
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+            "--scratch",
+            dir.path().to_str().unwrap(),
+        ];
+        let o = cayley(&args);
+        assert!(o.status.success(), "{}", stderr_text(&o));
+        (stderr_text(&o), read_json(&out.join("result.json")).unwrap())
+    };
+    let (quiet, full) = run("1G", "full");
+    let (warned, capped) = run("20M", "capped");
+    let published = cayley_tests::published::published_table("cayleypy-growth.csv", "pancake:10");
+    assert_eq!(json_u64s(&full["depths"]), published);
+    assert_eq!(json_u64s(&capped["depths"]), published);
+    let (full, capped) = (
+        full["antipodes"].as_array().unwrap(),
+        capped["antipodes"].as_array().unwrap(),
+    );
+    assert_eq!(full.len() as u64, *published.last().unwrap(), "{quiet}");
+    assert!(!quiet.contains("listing the first"), "{quiet}");
+    assert!((1000..full.len()).contains(&capped.len()), "{}", capped.len());
+    assert_eq!(capped[..], full[..capped.len()]);
+    let said = format!("listing the first {} antipodes, not 100000", capped.len());
+    assert!(warned.contains(&said) && warned.contains("--memory"), "{warned}");
+}

@@ -9,6 +9,7 @@ use cayley_shared::search::antipodes::{
     find_antipodes, first_states, walk_fits, words_at, Antipode, LevelSource, WalkBudgetSpent, LONG_WALK_PROBES,
     WALK_CACHE_BYTES,
 };
+use cayley_shared::units::human_bytes;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -108,15 +109,31 @@ impl LevelSource for CheckpointSource<'_> {
     }
 }
 
-/// Builds the result of a finished job from its manifest and level files.
+/// Builds the result of a finished job from its manifest and level files,
+/// within the default share of this machine's memory.
 pub fn result_of(state: &JobState, antipode_limit: usize) -> anyhow::Result<RunResult> {
-    Ok(result_and_antipodes_of(state, antipode_limit, 0, WALK_CACHE_BYTES)?.0)
+    let memory = cayley_shared::search::resources::default_budget(1);
+    Ok(result_and_antipodes_of(state, antipode_limit, 0, memory)?.0)
 }
+
+/// Bytes one listed antipode holds while the results are made: its walker,
+/// state and word, its record in `result.json` and its text. Peak RSS over
+/// 0.3–3 million antipodes gave 0.7–1.4 KiB on the Loopover 3×4 (12 slots)
+/// and 4×4 (16 slots); counted as 1 KiB and 64 bytes a slot. Unbounded,
+/// `--antipodes 1000000000` on the 3×4 unreduced to depth 9 grew to 24 GB
+/// in 104 s and was killed.
+fn antipode_bytes(job: &Job) -> u64 {
+    1024 + 64 * job.puzzle.slots as u64
+}
+
+/// At least this many antipodes are listed whatever the memory (a few MB).
+const MIN_LISTED: usize = 1000;
 
 /// Same as [`result_of`], with the antipodes as found (states and move
 /// indices; the result holds them as text). The antipode walk runs on
 /// `threads` threads (0: every core) and holds at most `memory` bytes of
-/// the level it walks into (and at most [`WALK_CACHE_BYTES`]).
+/// the level it walks into (and at most [`WALK_CACHE_BYTES`]); the
+/// antipodes listed are as many as `limit` asks and `memory` holds.
 pub fn result_and_antipodes_of(
     state: &JobState,
     limit: usize,
@@ -143,6 +160,21 @@ pub fn result_and_antipodes_of(
     };
     let depth = manifest.levels.len() as u32 - 1;
     let raw_level = job.space.level_bytes();
+    let fit = ((memory / antipode_bytes(job)) as usize).max(MIN_LISTED);
+    let at_depth = manifest
+        .levels
+        .last()
+        .map_or(0, |l| if l.classes > 0 { l.classes } else { l.count });
+    if limit > fit && at_depth > fit as u64 {
+        tracing::warn!(
+            "listing the first {} antipodes, not {}: at about {} each, that many fit in {} of memory (a larger --memory lists more)",
+            fit,
+            limit,
+            human_bytes(antipode_bytes(job) as u128),
+            human_bytes(memory as u128)
+        );
+    }
+    let limit = limit.min(fit);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     // Levels kept whose files turned out missing or damaged: the walk goes
     // on without them, as without a level the retention dropped.
