@@ -45,6 +45,25 @@ fn done(count: u64) -> TaskDone {
     }
 }
 
+/// A one-core worker named `name` registering with this build's protocol.
+fn register_as(name: &str) -> RegisterRequest {
+    RegisterRequest {
+        protocol_version: PROTOCOL_VERSION,
+        worker_name: name.into(),
+        cores: 1,
+        memory_budget: 0,
+    }
+}
+
+/// The lease request of a worker as `joined`, running nothing.
+fn lease_for(joined: &cayley_proto::RegisterReply) -> cayley_proto::LeaseRequest {
+    cayley_proto::LeaseRequest {
+        worker_id: joined.worker_id,
+        coordinator_id: joined.coordinator_id,
+        running_tasks: 0,
+    }
+}
+
 #[test]
 fn results_without_a_matching_file_or_lease_are_rejected() {
     let dir = tempfile::tempdir().unwrap();
@@ -229,7 +248,7 @@ fn the_token_check_refuses_missing_and_wrong_tokens() {
 /// result releases its task at once, as a broken connection does.
 #[tokio::test]
 async fn workers_in_this_process_reach_the_service_without_a_network() {
-    use cayley_proto::{task_update, LeaseRequest, TaskUpdate};
+    use cayley_proto::{task_update, TaskUpdate};
     use cayley_worker::client::Link;
     let dir = tempfile::tempdir().unwrap();
     let options = super::ServeOptions {
@@ -240,12 +259,7 @@ async fn workers_in_this_process_reach_the_service_without_a_network() {
         backups: false,
     };
     let running = super::start(state(dir.path(), Duration::from_secs(30)), options).unwrap();
-    let register = RegisterRequest {
-        protocol_version: PROTOCOL_VERSION,
-        worker_name: "local".into(),
-        cores: 1,
-        memory_budget: 0,
-    };
+    let register = register_as("local");
     let mut wrong = Link::in_process(running.in_process(), Some("nope"))
         .unwrap()
         .connect_once()
@@ -260,12 +274,8 @@ async fn workers_in_this_process_reach_the_service_without_a_network() {
         .await
         .unwrap();
     let joined = client.register(register).await.unwrap().into_inner();
-    assert_eq!(joined.job.unwrap().puzzle, "loopover:2x4");
-    let lease = LeaseRequest {
-        worker_id: joined.worker_id,
-        coordinator_id: joined.coordinator_id,
-        running_tasks: 0,
-    };
+    assert_eq!(joined.job.as_ref().unwrap().puzzle, "loopover:2x4");
+    let lease = lease_for(&joined);
     let reply = client.lease(lease).await.unwrap().into_inner().reply.unwrap();
     let leased = task(reply);
     assert_eq!(running.state.lock().unwrap().leases.len(), 1);
@@ -301,7 +311,7 @@ async fn workers_in_this_process_reach_the_service_without_a_network() {
 /// which then printed four warnings under a perfect table.
 #[tokio::test]
 async fn a_lease_ended_by_its_chunk_recorded_first_is_superseded_not_rejected() {
-    use cayley_proto::{task_update, LeaseRequest, TaskUpdate};
+    use cayley_proto::{task_update, TaskUpdate};
     use cayley_worker::client::Link;
     let dir = tempfile::tempdir().unwrap();
     let options = super::ServeOptions {
@@ -317,21 +327,8 @@ async fn a_lease_ended_by_its_chunk_recorded_first_is_superseded_not_rejected() 
         .connect_once()
         .await
         .unwrap();
-    let joined = client
-        .register(RegisterRequest {
-            protocol_version: PROTOCOL_VERSION,
-            worker_name: "b".into(),
-            cores: 1,
-            memory_budget: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let lease = LeaseRequest {
-        worker_id: joined.worker_id,
-        coordinator_id: joined.coordinator_id,
-        running_tasks: 0,
-    };
+    let joined = client.register(register_as("b")).await.unwrap().into_inner();
+    let lease = lease_for(&joined);
     let leased = task(client.lease(lease).await.unwrap().into_inner().reply.unwrap());
     running
         .state
@@ -362,7 +359,6 @@ async fn a_lease_ended_by_its_chunk_recorded_first_is_superseded_not_rejected() 
 #[tokio::test]
 async fn a_worker_calling_just_after_the_end_hears_the_job_is_over() {
     use cayley_proto::coordinator_client::CoordinatorClient;
-    use cayley_proto::LeaseRequest;
     let dir = tempfile::tempdir().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
@@ -382,21 +378,8 @@ async fn a_worker_calling_just_after_the_end_hears_the_job_is_over() {
 
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mut late = CoordinatorClient::connect(format!("http://{}", address)).await.unwrap();
-    let joined = late
-        .register(RegisterRequest {
-            protocol_version: PROTOCOL_VERSION,
-            worker_name: "late".into(),
-            cores: 1,
-            memory_budget: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let lease = LeaseRequest {
-        worker_id: joined.worker_id,
-        coordinator_id: joined.coordinator_id,
-        running_tasks: 0,
-    };
+    let joined = late.register(register_as("late")).await.unwrap().into_inner();
+    let lease = lease_for(&joined);
     match late.lease(lease).await.unwrap().into_inner().reply.unwrap() {
         lease_reply::Reply::Over(over) => assert!(over.finished, "{:?}", over),
         other => panic!("expected the job to be over, got {:?}", other),
