@@ -2,7 +2,7 @@
 
 use cayley_shared::files::checkpoint::KeepLevels;
 use cayley_shared::puzzle::{job_spec_with, Metric, TwsOptions};
-use cayley_shared::search::resources::{check_memory_here, check_threads_here};
+use cayley_shared::search::resources::{check_memory_here, check_threads_here, cores_here};
 use cayley_shared::units::parse_size;
 use cayley_worker::args::{at_least_one, whole_number};
 use cayley_worker::faults::{DiskFullFault, FreeSpaceFault};
@@ -120,7 +120,7 @@ pub struct LocalArgs {
     #[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// In-process workers, at least 1 (each gets an equal share of the threads and of --memory).
+    /// In-process workers, at least 1 and at most the threads (each gets an equal share of the threads and of --memory).
     #[arg(long, allow_hyphen_values = true, value_name = "N", default_value_t = 1, value_parser = at_least_one::<u32>)]
     pub workers: u32,
     /// Threads in all, at least 1, for the workers and for the work before and after them (default: every core).
@@ -164,6 +164,23 @@ impl LocalArgs {
         }
         if let Some(threads) = self.threads {
             check_threads_here(threads)?;
+        }
+        // Each worker runs on threads of its own: more workers than threads
+        // ran one thread each, more than `--threads` asked for (`run
+        // loopover:2x4 --workers 8 --threads 2` ran 8).
+        let threads = self.threads.map_or(cores_here(), |t| t as usize);
+        if self.workers as usize > threads {
+            let given = match self.threads {
+                Some(t) => format!("--threads {}", t),
+                None => "the cores this process may run on".to_string(),
+            };
+            anyhow::bail!(
+                "--workers {} needs a thread for each worker, but only {} are allowed ({}); give --workers {} or fewer",
+                self.workers,
+                threads,
+                given,
+                threads
+            );
         }
         Ok(())
     }

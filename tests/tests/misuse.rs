@@ -34,6 +34,12 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("cayley", "{run} --threads 100000", &["--threads 100000", "or fewer"]),
     ("cayley", "{run} --workers 0", &["--workers", "at least 1"]),
     ("cayley", "{run} --workers -2", &["--workers", "at least 1"]),
+    // A thread each: 3 workers ran on 3 threads where 2 were asked for.
+    (
+        "cayley",
+        "{run} --workers 3 --threads 2",
+        &["--workers 3", "(--threads 2)", "--workers 2 or fewer"],
+    ),
     (
         "cayley",
         "{run} --memory lots",
@@ -181,6 +187,11 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ),
     ("cayley", "resume {ck} --threads 0", &["--threads", "at least 1"]),
     ("cayley", "resume {ck} --workers 0", &["--workers", "at least 1"]),
+    (
+        "cayley",
+        "resume {ck} --workers 2 --threads 1",
+        &["--workers 2", "(--threads 1)"],
+    ),
     (
         "cayley",
         "resume {ck} --scratch {dir}/s",
