@@ -352,6 +352,17 @@ const CASES: &[(&str, &str, &[&str])] = &[
         "--coordinator http://127.0.0.1:1 --memory -5G",
         &["--memory", "'-5G'"],
     ),
+    // Refused before the coordinator is asked: every task would fail.
+    (
+        "cayley-worker",
+        "--coordinator http://127.0.0.1:1 --checkpoint-dir {dir}/missing",
+        &["--checkpoint-dir", "missing", "not a directory on this machine"],
+    ),
+    (
+        "cayley-worker",
+        "--coordinator http://127.0.0.1:1 --checkpoint-dir {dir}/a-file",
+        &["--checkpoint-dir", "a-file", "not a directory on this machine"],
+    ),
     (
         "cayley-worker",
         "--coordinator http://127.0.0.1:1 --memory 100T",

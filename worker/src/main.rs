@@ -86,9 +86,18 @@ async fn worker_main() {
             dir.display()
         );
     }
-    let machine = args
-        .memory
-        .map_or(Ok(()), check_memory_here)
+    // A mount point given here must be there before the coordinator is
+    // asked for anything: without it every task would fail, after the
+    // worker joined and took a lease.
+    let mount = match &args.checkpoint_dir {
+        Some(dir) if !dir.is_dir() => Err(anyhow::anyhow!(
+            "--checkpoint-dir {} is not a directory on this machine (give the folder where it mounts the job's checkpoint)",
+            dir.display()
+        )),
+        _ => Ok(()),
+    };
+    let machine = mount
+        .and_then(|_| args.memory.map_or(Ok(()), check_memory_here))
         .and_then(|_| args.threads.map_or(Ok(()), check_threads_here));
     if let Err(e) = machine {
         eprintln!("error: {:#}", e);
