@@ -254,17 +254,20 @@ pub fn binary(name: &str) -> PathBuf {
 /// coordinator changes, and counting the coordinator's sources refused a
 /// worker binary that was up to date.
 fn newest_source(workspace: &Path, name: &str) -> Option<(std::time::SystemTime, PathBuf)> {
-    fn walk(path: &Path, newest: &mut Option<(std::time::SystemTime, PathBuf)>) {
+    fn walk(path: &Path, skip: &Path, newest: &mut Option<(std::time::SystemTime, PathBuf)>) {
         let Ok(meta) = std::fs::metadata(path) else {
             return;
         };
+        if path == skip {
+            return;
+        }
         // Unit-test modules (`tests.rs`, `tests/`) build no binary.
         if path.file_stem().is_some_and(|stem| stem == "tests") {
             return;
         }
         if meta.is_dir() {
             for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
-                walk(&entry.path(), newest);
+                walk(&entry.path(), skip, newest);
             }
         } else if let Ok(t) = meta.modified() {
             if newest.as_ref().is_none_or(|(n, _)| t > *n) {
@@ -278,11 +281,20 @@ fn newest_source(workspace: &Path, name: &str) -> Option<(std::time::SystemTime,
     } else {
         &["worker", "shared", "proto"]
     };
+    // `cayley` embeds the worker's library, not the worker binary's
+    // `main.rs`: a change there relinks only `cayley-worker`, and counting
+    // it refused a `cayley` that was up to date.
+    let worker_main = workspace.join("worker").join("src").join("main.rs");
+    let skip = if name == "cayley" {
+        worker_main.as_path()
+    } else {
+        Path::new("")
+    };
     for package in packages {
-        walk(&workspace.join(package).join("src"), &mut newest);
+        walk(&workspace.join(package).join("src"), skip, &mut newest);
     }
-    walk(&workspace.join("proto").join("build.rs"), &mut newest);
-    walk(&workspace.join("proto").join("cayley.proto"), &mut newest);
+    walk(&workspace.join("proto").join("build.rs"), skip, &mut newest);
+    walk(&workspace.join("proto").join("cayley.proto"), skip, &mut newest);
     newest
 }
 
