@@ -245,7 +245,11 @@ fn tls_coordinator_with_a_ca_verified_worker() {
 fn a_worker_that_cannot_read_the_checkpoint_leaves_and_the_others_finish() {
     let dir = tempfile::tempdir().unwrap();
     let coordinator = Coordinator::start(dir.path(), "loopover:3x3", TOKEN, &[]);
+    // A mount point with nothing mounted on it: the folder is there, the
+    // checkpoint is not. (A folder that is not there at all is refused
+    // before the worker joins: tests/tests/misuse.rs.)
     let missing = dir.path().join("not-mounted");
+    std::fs::create_dir(&missing).unwrap();
     let lost = cayley_tests::procs::start_worker_with(
         &coordinator.url,
         TOKEN,
