@@ -167,7 +167,7 @@ pub fn result_and_antipodes_of(
         .map_or(0, |l| if l.classes > 0 { l.classes } else { l.count });
     if limit > fit && at_depth > fit as u64 {
         tracing::warn!(
-            "listing the first {} antipodes, not {}: at about {} each, that many fit in {} of memory (a larger --memory lists more)",
+            "listing the first {} antipodes, not {}: at about {} each, that many fit in {} of memory (a larger --memory, or `cayley resume` of a kept checkpoint with one, lists more)",
             fit,
             limit,
             human_bytes(antipode_bytes(job) as u128),
