@@ -179,7 +179,7 @@ pub fn result_and_antipodes_of(
     // Levels kept whose files turned out missing or damaged: the walk goes
     // on without them, as without a level the retention dropped.
     let mut lost: Vec<u32> = Vec::new();
-    let walked = loop {
+    let (walked, failed) = loop {
         // The last two levels are always on disk; a level the retention
         // keeps may still be missing (deleted by hand, or by an older build).
         let kept = |level: u32| {
@@ -231,7 +231,6 @@ pub fn result_and_antipodes_of(
             })
             .collect())
     };
-    let (walked, failed) = walked;
     let walked = match walked {
         Err(e) if e.is::<WalkBudgetSpent>() => without_words(),
         walked => walked,
