@@ -45,13 +45,15 @@ pub fn expand_reduced(
     // Moves whose source shard is empty can neither mark nor hit a state:
     // leaving them out saves building their maps (most moves of a shard on
     // a sparse level). Counts come with the sources.
-    let mut steps: Vec<(usize, Step, u64)> = moves
-        .steps(space, shard)
-        .into_iter()
-        .enumerate()
-        .filter_map(|(g, s)| s.map(|s| (g, s, inputs.sources.count(s.source))))
-        .filter(|&(_, _, count)| count > 0)
-        .collect();
+    let mut steps: Vec<(usize, Step, u64)> = Vec::new();
+    moves.each_step(space, shard, |g, step| {
+        if let Some(step) = step {
+            let count = inputs.sources.count(step.source);
+            if count > 0 {
+                steps.push((g, step, count));
+            }
+        }
+    });
     let sources: u64 = steps.iter().map(|s| s.2).sum();
     // Counting the unseen states stops past the most for which bottom-up
     // would be cheaper (on sparse levels, after a word or two).
