@@ -114,7 +114,8 @@ impl PuzzleArgs {
 #[derive(Args, Debug, Clone)]
 pub struct LocalArgs {
     /// Directory for result.json, depths.csv, depths.svg and antipodes.txt, created and
-    /// checked before any work [default: ./cayley-out/<puzzle>-<metric>; `resume`: the
+    /// checked before any work; refused when it holds another job's results or this
+    /// job's to a greater depth [default: ./cayley-out/<puzzle>-<metric>; `resume`: the
     /// folder the job was started with]
     // The text above is the option's --help (clap), not rustdoc markup.
     #[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
@@ -192,8 +193,8 @@ pub struct RunArgs {
     pub puzzle: PuzzleArgs,
     #[command(flatten)]
     pub local: LocalArgs,
-    /// Stop after depth D; the table is then marked partial.
-    #[arg(long, allow_hyphen_values = true, value_name = "D", value_parser = whole_number::<u32>)]
+    /// Stop after depth D (1 or more); the table is then marked partial.
+    #[arg(long, allow_hyphen_values = true, value_name = "D", value_parser = at_least_one::<u32>)]
     pub max_depth: Option<u32>,
     /// Keep the job's checkpoint (zstd level files + manifest.json) in DIR, so an
     /// interrupted run can be continued with `cayley resume DIR`. Without it the
@@ -237,8 +238,9 @@ pub struct ServeArgs {
     /// workers pass --checkpoint-dir).
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: PathBuf,
-    /// Directory for the result files, created and checked before any work; required,
-    /// except with --resume (then the folder the job was started with, unless given another).
+    /// Directory for the result files, created and checked before any work (refused when
+    /// it holds another job's results); required, except with --resume (then the folder the
+    /// job was started with, unless given another).
     #[arg(long, value_name = "DIR", required_unless_present = "resume")]
     pub out: Option<PathBuf>,
     /// Cluster token every RPC must carry (or set CAYLEY_TOKEN). Without one, a random
@@ -257,8 +259,8 @@ pub struct ServeArgs {
     /// result wins).
     #[arg(long)]
     pub no_backup_tasks: bool,
-    /// Stop after depth D; the table is then marked partial.
-    #[arg(long, allow_hyphen_values = true, value_name = "D", value_parser = whole_number::<u32>)]
+    /// Stop after depth D (1 or more); the table is then marked partial.
+    #[arg(long, allow_hyphen_values = true, value_name = "D", value_parser = at_least_one::<u32>)]
     pub max_depth: Option<u32>,
     /// Which levels stay on disk: `all`, `every:K` (K = 2..4) or `last2` (see `cayley run --help`).
     #[arg(long, value_name = "all|every:K|last2", default_value = "all")]
@@ -340,8 +342,8 @@ pub struct InfoArgs {
     /// Checkpoint directory to check for disk space [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: Option<PathBuf>,
-    /// Plan the disk of a search that stops after depth D (as `run --max-depth D`).
-    #[arg(long, allow_hyphen_values = true, value_name = "D", value_parser = whole_number::<u32>)]
+    /// Plan the disk of a search that stops after depth D, 1 or more (as `run --max-depth D`).
+    #[arg(long, allow_hyphen_values = true, value_name = "D", value_parser = at_least_one::<u32>)]
     pub max_depth: Option<u32>,
     #[command(flatten)]
     pub fault: FreeSpaceFault,

@@ -68,6 +68,70 @@ impl OutDir {
     }
 }
 
+/// What `result.json` says of the job that wrote it (the fields this reads).
+#[derive(serde::Deserialize)]
+struct EarlierResult {
+    puzzle: String,
+    metric: String,
+    #[serde(default)]
+    depth_reached: u32,
+    complete: bool,
+}
+
+/// Refuses a result folder whose `result.json` another job wrote (another
+/// puzzle spec or metric), or this job to a greater depth than a run to
+/// `max_depth` reaches: the files would be replaced, and a table that took
+/// hours may exist nowhere else once its temporary checkpoint is gone. A
+/// folder without `result.json` passes, and so does this job's own table
+/// to no greater depth (a run again, a `resume`).
+pub fn refuse_other_results(dir: &Path, puzzle: &str, metric: &str, max_depth: Option<u32>) -> anyhow::Result<()> {
+    let path = dir.join("result.json");
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        // Nothing there, or a file in the way, which `OutDir::prepare` names.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(())
+        }
+        Err(e) => anyhow::bail!(
+            "cannot read {}: {} (choose another folder with --out)",
+            path.display(),
+            e
+        ),
+    };
+    let earlier: EarlierResult = serde_json::from_slice(&bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not a cayley result ({}); choose another folder with --out, or move it away",
+            path.display(),
+            e
+        )
+    })?;
+    if (earlier.puzzle.as_str(), earlier.metric.as_str()) != (puzzle, metric) {
+        anyhow::bail!(
+            "{} holds the results of another job, {} ({}); choose another folder with --out, or move them away",
+            dir.display(),
+            earlier.puzzle,
+            earlier.metric
+        );
+    }
+    if let Some(depth) = max_depth.filter(|&d| d < earlier.depth_reached) {
+        anyhow::bail!(
+            "{} holds the {} table of {} ({}) to depth {}, which --max-depth {} would replace with a shorter one; choose another folder with --out",
+            dir.display(),
+            if earlier.complete { "complete" } else { "partial" },
+            puzzle,
+            metric,
+            earlier.depth_reached,
+            depth
+        );
+    }
+    Ok(())
+}
+
 /// `./cayley-out/<puzzle>-<metric>`, the spec made file-name safe: each run
 /// of other characters becomes one `-` (`loopover:3x4 --no-symmetry` →
 /// `loopover-3x4-no-symmetry-mtm`, not `loopover-3x4---no-symmetry-mtm`).
@@ -118,5 +182,30 @@ mod tests {
         assert_eq!(std::fs::read_dir(&deep).unwrap().count(), 0, "the probe file stayed");
         out.discard();
         assert!(!dir.path().join("x").exists(), "discard left the folders it made");
+    }
+
+    #[test]
+    fn another_jobs_results_and_a_deeper_table_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let check = |puzzle: &str, metric: &str, max_depth: Option<u32>| {
+            refuse_other_results(dir.path(), puzzle, metric, max_depth).map_err(|e| e.to_string())
+        };
+        assert!(check("loopover:2x3", "mtm", Some(1)).is_ok(), "no result.json yet");
+        let complete = r#"{"puzzle": "loopover:2x3", "metric": "mtm", "depth_reached": 7, "complete": true}"#;
+        std::fs::write(dir.path().join("result.json"), complete).unwrap();
+        assert!(check("loopover:2x3", "mtm", None).is_ok());
+        assert!(check("loopover:2x3", "mtm", Some(7)).is_ok());
+        let err = check("loopover:2x3", "mtm", Some(6)).unwrap_err();
+        assert!(
+            err.contains("complete table of loopover:2x3 (mtm) to depth 7") && err.contains("--max-depth 6"),
+            "{}",
+            err
+        );
+        let err = check("loopover:2x4", "mtm", None).unwrap_err();
+        assert!(err.contains("another job, loopover:2x3 (mtm)"), "{}", err);
+        assert!(check("loopover:2x3", "stm", None).is_err(), "another metric");
+        std::fs::write(dir.path().join("result.json"), "notes").unwrap();
+        let err = check("loopover:2x3", "mtm", None).unwrap_err();
+        assert!(err.contains("is not a cayley result"), "{}", err);
     }
 }

@@ -9,7 +9,8 @@
 //! Placeholders in a case's arguments: `{dir}` the test's directory (it
 //! holds `a-file`, a regular file, and `junk/notes.txt`, a folder of
 //! unrelated files), `{ck}` a checkpoint of a finished Loopover 2×3 run
-//! made before the snapshot (for `resume`), `{busy}` an address a listener
+//! made before the snapshot (for `resume`), `{done}` the folder of its
+//! results, `{busy}` an address a listener
 //! of the test holds, `{run}` and `{serve}` a valid command line to add
 //! one bad option to.
 
@@ -53,6 +54,8 @@ const CASES: &[(&str, &str, &[&str])] = &[
         &["memory budget of 1.0 KiB is too small", "--memory"],
     ),
     ("cayley", "{run} --max-depth -1", &["--max-depth", "not a whole number"]),
+    // Depth 0 is the solved state alone: it computed depth 1 and said so.
+    ("cayley", "{run} --max-depth 0", &["--max-depth", "'0'", "at least 1"]),
     (
         "cayley",
         "{run} --max-depth deep",
@@ -172,6 +175,23 @@ const CASES: &[(&str, &str, &[&str])] = &[
     // resume
     ("cayley", "resume", &["required", "CHECKPOINT_DIR"]),
     ("cayley", "resume {dir}/nothing", &["not a cayley checkpoint directory"]),
+    // Results already there: another job's, or this job's to a greater
+    // depth, were replaced without a word.
+    (
+        "cayley",
+        "run loopover:2x4 --checkpoint-dir {dir}/ck --out {done}",
+        &["holds the results of another job, loopover:2x3 (mtm)", "--out"],
+    ),
+    (
+        "cayley",
+        "run loopover:2x3 --max-depth 3 --checkpoint-dir {dir}/ck --out {done}",
+        &["complete table of loopover:2x3 (mtm) to depth 7", "--max-depth 3"],
+    ),
+    (
+        "cayley",
+        "serve loopover:2x4 --checkpoint-dir {dir}/sck --out {done}",
+        &["holds the results of another job, loopover:2x3 (mtm)"],
+    ),
     ("cayley", "resume {dir}/a-file", &["not a cayley checkpoint directory"]),
     ("cayley", "resume {dir}/junk", &["not a cayley checkpoint directory"]),
     (
@@ -236,6 +256,7 @@ const CASES: &[(&str, &str, &[&str])] = &[
         "{serve} --max-depth -1",
         &["--max-depth", "not a whole number"],
     ),
+    ("cayley", "{serve} --max-depth 0", &["--max-depth", "at least 1"]),
     ("cayley", "{serve} --keep-levels every:1", &["every:1", "from 2 to 4"]),
     (
         "cayley",
@@ -294,6 +315,11 @@ const CASES: &[(&str, &str, &[&str])] = &[
         "cayley",
         "info loopover:2x3 --max-depth -1",
         &["--max-depth", "not a whole number"],
+    ),
+    (
+        "cayley",
+        "info loopover:2x3 --max-depth 0",
+        &["--max-depth", "at least 1"],
     ),
     ("cayley", "info sliding:5x5", &["sliding:RxC has at most 20"]),
     ("cayley", "info turnstyle:22", &["turnstyle:N takes N from 4 to 21"]),
@@ -420,12 +446,13 @@ fn check(binary_name: &str, line: &str, needles: &[&str]) -> Option<String> {
     std::fs::create_dir_all(&cwd).unwrap();
     std::fs::create_dir_all(&tmp).unwrap();
     let ck = root.join("done-ck");
-    if line.contains("{ck}") {
+    let done = root.join("done-out");
+    if line.contains("{ck}") || line.contains("{done}") {
         let made = Command::new(binary("cayley"))
             .args(["run", "loopover:2x3", "-q", "--checkpoint-dir"])
             .arg(&ck)
             .arg("--out")
-            .arg(root.join("done-out"))
+            .arg(&done)
             .env("TMPDIR", &tmp)
             .output()
             .unwrap();
@@ -437,6 +464,7 @@ fn check(binary_name: &str, line: &str, needles: &[&str]) -> Option<String> {
         .replace("{serve}", SERVE)
         .replace("{dir}", root.to_str().unwrap())
         .replace("{ck}", ck.to_str().unwrap())
+        .replace("{done}", done.to_str().unwrap())
         .replace("{busy}", &busy.local_addr().unwrap().to_string());
     let before = snapshot(root);
     let output = Command::new(binary(binary_name))

@@ -5,7 +5,7 @@ use crate::cli::ResumeArgs;
 use crate::local::{run_local, LocalJob};
 use crate::lock::OwnerLock;
 use crate::manifest::{kept_or_given, load_manifest, save_manifest};
-use crate::out::{default_out_dir, OutDir};
+use crate::out::{default_out_dir, refuse_other_results, OutDir};
 use crate::planning::{Machine, Plan, Workers};
 use cayley_shared::files::checkpoint::{CheckpointDir, MANIFEST_FILE};
 use cayley_shared::units::human_bytes;
@@ -46,6 +46,7 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         .clone()
         .or_else(|| peek.out.clone())
         .unwrap_or_else(|| default_out_dir(&peek.job.puzzle, &peek.job.metric));
+    refuse_other_results(&out_path, &peek.job.puzzle, &peek.job.metric, peek.max_depth)?;
     let out = OutDir::prepare(&out_path)?;
     let workers = Workers::Here {
         count: local.workers,

@@ -4,7 +4,7 @@ use crate::cli::RunArgs;
 use crate::local::{run_local, Finished, LocalJob};
 use crate::lock::OwnerLock;
 use crate::manifest::{load_manifest, Manifest};
-use crate::out::{default_out_dir, OutDir};
+use crate::out::{default_out_dir, refuse_other_results, OutDir};
 use crate::planning::{Machine, Options, Plan, Workers};
 use cayley_shared::files::checkpoint::CheckpointDir;
 use cayley_shared::puzzle::spec_file_text;
@@ -68,6 +68,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<Finished> {
         .out
         .clone()
         .unwrap_or_else(|| default_out_dir(&plan.job.puzzle.spec, plan.job.puzzle.metric.name()));
+    refuse_other_results(
+        &out_path,
+        &plan.job.puzzle.spec,
+        plan.job.puzzle.metric.name(),
+        args.max_depth,
+    )?;
     let out = OutDir::prepare(&out_path)?;
     // Refused after the folder was made (the disk, a checkpoint in use):
     // the folder goes again if this made it.

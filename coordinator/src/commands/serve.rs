@@ -4,7 +4,7 @@ use crate::cli::ServeArgs;
 use crate::local::{print_summary, random_token};
 use crate::lock::OwnerLock;
 use crate::manifest::{kept_or_given, load_manifest, save_manifest, Manifest};
-use crate::out::OutDir;
+use crate::out::{refuse_other_results, OutDir};
 use crate::planning::{Machine, Options, Plan, Workers};
 use crate::progress::LevelBars;
 use crate::server::finish::result_of;
@@ -47,6 +47,9 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // again (if this made it) when the job is refused; so is a checkpoint
     // directory this made.
     let before = Before::look(&args.checkpoint_dir);
+    if let Some(out) = &args.out {
+        refuse_other_results(out, &args.puzzle.spec(), args.puzzle.metric.name(), args.max_depth)?;
+    }
     let given = args.out.as_deref().map(OutDir::prepare).transpose()?;
     let opened = open(&args, given.as_ref().map(|o| o.path.clone()));
     let Opened {
@@ -214,6 +217,7 @@ fn open(args: &ServeArgs, given: Option<PathBuf>) -> anyhow::Result<Opened> {
                     args.checkpoint_dir.display()
                 )
             })?;
+            refuse_other_results(&out, &m.job.puzzle, &m.job.metric, m.max_depth)?;
             let out = OutDir::prepare(&out)?;
             m.out = Some(out.path.clone());
             // Saved now, so that the next resume keeps what this one was given.
