@@ -350,6 +350,14 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "cayley",
+        "plan loopover:4x4 --memory 50M --checkpoint-dir {dir}",
+        &[
+            "memory budget of 50.0 MiB is too small for 'loopover:4x4'",
+            "--memory 111.0 MiB or more",
+        ],
+    ),
+    (
+        "cayley",
         "plan loopover:2x3 --checkpoint-dir {dir}/missing",
         &["cannot write a file in", "missing", "--checkpoint-dir"],
     ),

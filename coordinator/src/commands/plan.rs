@@ -29,8 +29,11 @@ const DENSITIES: [f64; 7] = [1e-6, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5];
 /// Measures this machine and prints the projected time of the job on the
 /// cluster `args` describes, level by level.
 pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
-    // The node's memory is the one worker's budget; a plan this machine
-    // would refuse is still projected, as it may run on the cluster.
+    // The node's memory is the one worker's budget. Without --memory it is
+    // this machine's, and a plan this machine would refuse is still
+    // projected, as it may run on the cluster; a --memory too small for one
+    // task is refused before calibrating, as it runs nowhere (it was
+    // projected as if it could).
     let options = Options {
         workers: Workers::Here {
             count: 1,
@@ -40,6 +43,9 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<()> {
         max_depth: None,
     };
     let plan = Plan::new(&args.puzzle, options, &Machine::here())?;
+    if args.memory.is_some() {
+        plan.refuse()?;
+    }
     let job = &plan.job;
     let dir = args.checkpoint_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let counted = match &args.levels {
