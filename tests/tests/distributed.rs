@@ -109,7 +109,11 @@ fn a_worker_with_a_wrong_token_is_refused_and_the_others_finish() {
     let intruder = start_worker(&coordinator.url, "not-the-token", dir.path(), 1);
     let (ok, err) = worker_output(intruder, LONG);
     assert!(!ok, "a wrong token was accepted");
-    assert!(err.contains("missing or wrong cluster token"), "{}", err);
+    assert!(
+        err.contains("missing or wrong cluster token") && err.contains("with --token or CAYLEY_TOKEN"),
+        "{}",
+        err
+    );
     let honest = start_worker(&coordinator.url, TOKEN, dir.path(), 2);
     let (ok, err) = worker_output(honest, LONG);
     assert!(ok, "{}", err);

@@ -175,7 +175,9 @@ pub fn check_token(expected: Option<String>) -> impl Fn(Request<()>) -> Result<R
         let Some(expected) = &expected else { return Ok(req) };
         match req.metadata().get("authorization").and_then(|v| v.to_str().ok()) {
             Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => Ok(req),
-            _ => Err(Status::unauthenticated("missing or wrong cluster token")),
+            _ => Err(Status::unauthenticated(
+                "missing or wrong cluster token (give the one `cayley serve` printed, with --token or CAYLEY_TOKEN)",
+            )),
         }
     }
 }
