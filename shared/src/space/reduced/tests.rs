@@ -127,6 +127,11 @@ fn rows_in_order_are_each_row_in_either_form() {
             assert_eq!(rows.len() as u64, r.fiber().rows(), "{}", spec);
             assert!(whole.rows().all(|(_, t)| t.whole().is_some()));
             let digits = map_of(MapForm::Digits);
+            assert!(
+                digits.rows().all(|(_, t)| t.whole().is_none()),
+                "{}: a map of digit tables was built of whole rows",
+                spec
+            );
             for (form, map) in [("rows", &whole), ("digits", &digits)] {
                 for (i, (base, table)) in rows.iter().enumerate() {
                     let (b, t) = map.row(i as u64);

@@ -22,9 +22,12 @@ pub enum MapForm {
     /// maps need no table beyond the digits' own, of which a puzzle has a
     /// few thousand. On the 4×4 Loopover's sparse levels the row tables of
     /// the maps of listed sources did not fit the table cache, which
-    /// started over 15 times by depth 8 and rebuilt 262,000 tables. A
-    /// halved layout takes `Rows` (its last digit depends on the parity of
-    /// the others).
+    /// started over 15 times by depth 8 and rebuilt 262,000 tables. In a
+    /// halved layout the last digit's value and the parity of the others
+    /// give its full rank, whose table it reads. Until it did, a halved
+    /// layout took `Rows` here too: the 3×5 Loopover's row tables (14,400
+    /// entries, about 11,000 of them) overflowed the cache, which then
+    /// built them for almost every map, 90 % of the CPU at depth 6.
     Digits,
 }
 
@@ -35,6 +38,9 @@ pub struct FiberMap {
     inner: Inner,
     /// Parity term of the source key (for a halved last digit).
     key_parity: bool,
+    /// The layout's last digit is halved: its full rank depends on the
+    /// parity of the others.
+    halved: bool,
 }
 
 /// An outer source digit: its contribution by value, and where its value
@@ -60,6 +66,8 @@ enum Inner {
 /// is in the inner index.
 struct InnerDigit {
     table: Local<DigitTable>,
+    /// Pieces of the digit's block (its values are their arrangements).
+    size: usize,
     radix: u64,
     stride: u64,
 }
@@ -72,7 +80,9 @@ pub struct RowTable<'a>(RowKind<'a>);
 #[derive(Clone, Copy)]
 enum RowKind<'a> {
     Whole(&'a [u64]),
-    Digits(&'a [InnerDigit]),
+    /// The inner digits, and in a halved layout the parity the row brings
+    /// (the key's and the outer digits').
+    Digits(&'a [InnerDigit], Option<bool>),
 }
 
 impl<'a> RowTable<'a> {
@@ -81,7 +91,7 @@ impl<'a> RowTable<'a> {
     pub fn whole(&self) -> Option<&'a [u64]> {
         match self.0 {
             RowKind::Whole(table) => Some(table),
-            RowKind::Digits(_) => None,
+            RowKind::Digits(..) => None,
         }
     }
 
@@ -90,10 +100,24 @@ impl<'a> RowTable<'a> {
     pub fn at(&self, col: usize) -> u64 {
         match self.0 {
             RowKind::Whole(table) => table[col],
-            RowKind::Digits(digits) => digits
+            RowKind::Digits(digits, None) => digits
                 .iter()
                 .map(|d| d.table[((col as u64 / d.stride) % d.radix) as usize])
                 .sum(),
+            RowKind::Digits(digits, Some(row_parity)) => {
+                // The last digit is the halved one: the parity of the
+                // digits before it picks which of its two full ranks.
+                let (last, others) = digits.split_last().expect("a halved layout has inner digits");
+                let mut parity = row_parity;
+                let mut sum = 0;
+                for d in others {
+                    let value = (col as u64 / d.stride) % d.radix;
+                    parity ^= rank_parity(value, d.size);
+                    sum += d.table[value as usize];
+                }
+                let value = (col as u64 / last.stride) % last.radix;
+                sum + last.table[low_rank(value as usize, parity, true, last.size) as usize]
+            }
         }
     }
 }
@@ -168,11 +192,12 @@ impl FiberMap {
             })
             .collect();
         let inner_digits = split..layout.digits.len();
-        let inner = if form == MapForm::Digits && !layout.halved {
+        let inner = if form == MapForm::Digits {
             Inner::Digits(
                 inner_digits
                     .map(|i| InnerDigit {
                         table: by_rank(&digit_key(i)),
+                        size: layout.digits[i].size,
                         radix: layout.digits[i].radix,
                         stride: layout.digits[i].stride,
                     })
@@ -193,6 +218,7 @@ impl FiberMap {
                 outer,
                 inner,
                 key_parity,
+                halved: layout.halved,
             },
             target,
         )
@@ -243,16 +269,20 @@ impl FiberMap {
             .map(move |(base, parity)| (base, self.table_of_parity(parity)))
     }
 
-    /// Whether the map has a row table per parity.
+    /// Whether the row's parity picks the inner contributions (a halved
+    /// layout with inner digits).
     fn halved(&self) -> bool {
-        matches!(&self.inner, Inner::Rows(tables) if tables.len() == 2)
+        match &self.inner {
+            Inner::Rows(tables) => tables.len() == 2,
+            Inner::Digits(digits) => self.halved && !digits.is_empty(),
+        }
     }
 
     fn table_of_parity(&self, parity: bool) -> RowTable<'_> {
         RowTable(match &self.inner {
             Inner::Rows(tables) if tables.len() == 2 => RowKind::Whole(&tables[parity as usize]),
             Inner::Rows(tables) => RowKind::Whole(&tables[0]),
-            Inner::Digits(digits) => RowKind::Digits(digits),
+            Inner::Digits(digits) => RowKind::Digits(digits, self.halved().then_some(parity)),
         })
     }
 

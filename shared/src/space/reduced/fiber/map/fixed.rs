@@ -24,13 +24,18 @@ impl FiberMap {
     /// each digit to `targets`' ([`FiberLayout::digit_targets`]: worked out
     /// here, not by every map the kernel builds); `None` as well when
     /// there are more than `limit`, for then trying the stored states
-    /// costs less. Indices are padded (rows of `row_bits` bits).
+    /// costs less, and for a halved layout (whose last digit's table is by
+    /// full rank, not by stored value). Indices are padded (rows of
+    /// `row_bits` bits).
     ///
     /// [`FiberLayout::digit_targets`]: crate::space::reduced::fiber::FiberLayout::digit_targets
     pub fn fixed_states(&self, targets: &[u8; MAX_BLOCKS], row_bits: u64, limit: usize) -> Option<FixedStates> {
         let Inner::Digits(inner) = &self.inner else {
             return None;
         };
+        if self.halved {
+            return None;
+        }
         // Each digit's stride in padded index units and its contribution
         // (the target digit's value times the target's stride) by value.
         let digits: Vec<(u64, &[u64])> = self
