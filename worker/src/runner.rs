@@ -189,6 +189,9 @@ impl TaskRunner {
         // itself), `F_{d-1}(B)` or the union, `F_{d-2}(B) ∪ F_{d-1}(B)`,
         // its output, and the buffer the older level is read through.
         let item = (job.puzzle.moves.len() as u64 + 5) * shard_bytes;
+        if let cayley_shared::space::Space::Reduced(space) = &job.space {
+            space.fit_tables_to(memory_budget, job.space.level_bytes(), job.puzzle.moves.len());
+        }
         let ctx = pool.install(|| SearchContext::new(job));
         // The tables and the buffers outside the cache come out of the same
         // budget as the cached shards.

@@ -9,7 +9,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Least bound on the bytes of tables kept. Past its bound the cache starts
@@ -38,8 +38,9 @@ pub struct TableCache {
     /// earlier generation is dropped, so no table outlives the bound for
     /// long.
     generation: AtomicU64,
-    /// Bytes of tables kept before the cache starts over.
-    bound: usize,
+    /// Bytes of tables kept before the cache starts over (raised once a
+    /// worker knows its budget, [`TableCache::raise_bound`]).
+    bound: AtomicUsize,
 }
 
 impl Default for TableCache {
@@ -152,13 +153,20 @@ impl TableCache {
             state: Mutex::default(),
             id: NEXT.fetch_add(1, Ordering::Relaxed),
             generation: AtomicU64::new(0),
-            bound: bound.clamp(TABLE_CACHE_BYTES, MAX_TABLE_CACHE_BYTES),
+            bound: AtomicUsize::new(bound.clamp(TABLE_CACHE_BYTES, MAX_TABLE_CACHE_BYTES)),
         }
     }
 
     /// Bytes of tables kept before the cache starts over.
     pub fn bound(&self) -> usize {
+        self.bound.load(Ordering::Relaxed)
+    }
+
+    /// Lets the cache keep up to `bytes` of tables if that is more than it
+    /// may now, up to [`MAX_TABLE_CACHE_BYTES`].
+    pub fn raise_bound(&self, bytes: usize) {
         self.bound
+            .fetch_max(bytes.min(MAX_TABLE_CACHE_BYTES), Ordering::Relaxed);
     }
 
     /// One digit's contribution by full rank, built by `build` on a miss.
@@ -253,7 +261,7 @@ impl TableCache {
         let table = build();
         let size = bytes(&table) + key.len();
         let mut s = self.lock();
-        if s.bytes + size > self.bound {
+        if s.bytes + size > self.bound() {
             s.tables = Tables::default();
             s.bytes = 0;
             self.generation.fetch_add(1, Ordering::AcqRel);

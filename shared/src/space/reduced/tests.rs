@@ -251,3 +251,26 @@ fn fixed_states_listed_are_those_a_symmetry_fixes() {
     }
     assert!(listed > 0, "no map in digit form");
 }
+
+/// The tables' bound rises to an eighth of a worker's budget (at most the
+/// cap) only when the rest still holds a whole level and the step table,
+/// and never falls.
+#[test]
+fn tables_take_an_eighth_of_a_budget_that_holds_a_level_besides() {
+    let (p, r) = space("loopover:3x4", Metric::Mtm);
+    let moves = p.moves.len();
+    let own = r.tables.bound() as u64;
+    let steps = r.step_table_bytes(moves);
+    // An eighth of the budget, a byte short of leaving the level and the
+    // step table beside it: unchanged.
+    let budget = (own + 1) * 8;
+    let short = (budget - budget / 8 - steps) as u128 + 1;
+    r.fit_tables_to(budget, short, moves);
+    assert_eq!(r.tables.bound() as u64, own, "raised beside a level that does not fit");
+    r.fit_tables_to(budget, short - 1, moves);
+    assert_eq!(r.tables.bound() as u64, budget / 8, "an eighth of the budget");
+    r.fit_tables_to(budget / 2, 0, moves);
+    assert_eq!(r.tables.bound() as u64, budget / 8, "a smaller budget lowered it");
+    r.fit_tables_to(1 << 40, 1 << 30, moves);
+    assert_eq!(r.tables.bound(), tables::MAX_TABLE_CACHE_BYTES, "past the cap");
+}
