@@ -20,6 +20,8 @@ trap 'rm -rf "$scratch"' EXIT
 run() { # binary label args...
   local bin=$1 label=$2
   shift 2
+  # A folder holding another job's results is refused (since 5e427e6).
+  rm -rf "$scratch/out"
   /usr/bin/time -f '%e %M' -o "$scratch/time" "$bin" run "$@" --threads 2 \
     --scratch "$scratch" --out "$scratch/out" -q > /dev/null
   read -r wall rss < "$scratch/time"
