@@ -154,6 +154,43 @@ fn empty_unions_take_no_room_and_carry_over() {
     assert!(cache.take_seen(4, 9).is_none(), "dropped with its level");
 }
 
+/// Every shard a level's sparse map passes over keeps its union for the
+/// next level, whether or not a task visits it: empty below level 0, its
+/// mark or its buffer after. Before, a shard of a chunk no task ran for
+/// (the coordinator records those empty) had none for the rest of the
+/// search, and its bottom-up levels probed every state of depth `d - 3`
+/// and less (the 3×3×3 edges' depth 13 with a sparse map: 32.0 → 96.8 s).
+#[test]
+fn shards_a_sparse_map_passes_over_keep_their_unions() {
+    let mut cache = cache(2, 8);
+    // Shards 0..130 of which 3 and 70 gain states at level 0 and 1.
+    let mut targets = vec![0u64; 3];
+    targets[0] |= 1 << 3;
+    targets[1] |= 1 << (70 - 64);
+    let empty = |cache: &mut ShardCache, below, shard| cache.take_seen(below, shard).map(|s| s.into_words().to_vec());
+    cache.carry_seen_past(0, &targets, (0..130).step_by(2));
+    assert_eq!(empty(&mut cache, 1, 4), Some(vec![0; WORDS]), "empty below level 0");
+    assert_eq!(
+        empty(&mut cache, 1, 128),
+        Some(vec![0; WORDS]),
+        "past the map's last word"
+    );
+    assert!(empty(&mut cache, 1, 5).is_none(), "another cache's shard");
+    assert!(empty(&mut cache, 1, 70).is_none(), "a target is computed, not carried");
+    assert_eq!(cache.used(), 0, "marks, not buffers");
+    // Level 1: 70's union is non-empty, 6's empty; neither gains states.
+    let seen = filled(&mut cache, 5);
+    offer_seen(&mut cache, 2, 70, seen);
+    cache.carry_seen_past(1, &[1 << 3, 0, 0], (0..130).step_by(2));
+    cache.carry_seen_past(2, &[1 << 3, 0, 0], (0..130).step_by(2));
+    assert_eq!(empty(&mut cache, 3, 6), Some(vec![0; WORDS]));
+    assert_eq!(empty(&mut cache, 3, 70), Some(vec![5; WORDS]), "carried twice");
+    assert!(
+        empty(&mut cache, 3, 2).is_some() && empty(&mut cache, 3, 2).is_none(),
+        "taken once"
+    );
+}
+
 #[test]
 fn evicted_slots_serve_the_next_loads() {
     let mut cache = cache(2, 2);

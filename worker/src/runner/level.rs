@@ -148,6 +148,10 @@ impl TaskRunner {
             match targets {
                 Ok(targets) => {
                     view.targets = targets;
+                    if let Some(targets) = &view.targets {
+                        let shards = self.ctx.job.space.shards();
+                        self.store.carry_seen_past(from_level, targets, shards);
+                    }
                     let chunking = &self.ctx.job.chunking;
                     let empty =
                         (0..chunking.chunks()).filter(|&c| chunking.shards_of(c).all(|s| view.gains_nothing(s)));

@@ -136,6 +136,17 @@ impl Store {
         }
     }
 
+    /// Carries over the unions of every shard of `shards` that gains
+    /// nothing at level `below` (see [`ShardCache::carry_seen_past`]).
+    pub fn carry_seen_past(&self, below: u32, targets: &[u64], shards: u64) {
+        let stripes = self.stripes.len();
+        for (i, stripe) in self.stripes.iter().enumerate() {
+            let own = (i as u64..shards).step_by(stripes);
+            let mut held = stripe.inner.lock().unwrap_or_else(|e| e.into_inner());
+            held.cache.carry_seen_past(below, targets, own);
+        }
+    }
+
     /// Bytes the cache's stripes may hold together.
     pub fn budget(&self) -> u64 {
         let mut budget = 0;

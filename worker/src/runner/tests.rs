@@ -478,6 +478,7 @@ fn a_truncated_or_missing_chunk_file_is_a_corrupt_input() {
 mod frozen;
 mod last_level;
 mod store;
+mod unions;
 
 /// Each shard's farthest state from solved, by a plain breadth-first
 /// search over the puzzle's states in a hash map: the level after which
