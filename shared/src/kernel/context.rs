@@ -137,13 +137,15 @@ impl SearchContext {
 
     /// A superset of the shards whose tasks read `source`, where the space
     /// can say as cheaply as it works out one shard's sources (the reduced
-    /// space); `None` otherwise.
+    /// space; the oriented one when its moves are closed under undoing);
+    /// `None` otherwise.
     /// When a level holds few states, the shards that can gain any at the
     /// next level are these of its non-empty shards, and every other task
     /// is known empty without working out its own sources.
     pub fn target_shards(&self, source: u64) -> Option<Vec<u64>> {
         match (&self.job.space, &self.kernel) {
             (Space::Reduced(space), KernelData::Reduced(moves)) => Some(moves.target_shards(space, source)),
+            (Space::Oriented(space), KernelData::Oriented(moves)) => moves.target_shards(space, source),
             _ => None,
         }
     }

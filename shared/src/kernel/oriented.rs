@@ -19,15 +19,41 @@ use crate::space::oriented::{AffineMap, Join, OrientedSpace};
 /// The moves as the kernel applies them: undone, to reach predecessors.
 pub struct OrientedMoves {
     inverses: Vec<Move>,
+    /// Every move's undoing move is a move and no move has a guard: a
+    /// shard's targets are then its sources ([`Self::target_shards`]).
+    targets_are_sources: bool,
 }
 
 impl OrientedMoves {
     /// The undoing move of each move of `puzzle`.
     pub fn new(puzzle: &Puzzle) -> OrientedMoves {
         let modulus = puzzle.coding.as_ref().map(|c| &c.modulus[..]);
+        let inverses: Vec<Move> = puzzle.moves.iter().map(|m| m.undoing(modulus)).collect();
+        // No twist and twists of zero are the same move.
+        let twist = |m: &Move, s: usize| m.twist.get(s).copied().unwrap_or(0);
+        let same = |a: &Move, b: &Move| a.perm == b.perm && (0..a.perm.degree()).all(|s| twist(a, s) == twist(b, s));
+        let closed = inverses.iter().all(|u| puzzle.moves.iter().any(|m| same(m, u)));
+        let unguarded = puzzle.moves.iter().all(|m| m.guard.is_none());
         OrientedMoves {
-            inverses: puzzle.moves.iter().map(|m| m.undoing(modulus)).collect(),
+            inverses,
+            targets_are_sources: closed && unguarded,
         }
+    }
+
+    /// A superset of the shards whose tasks read `source`, when the moves
+    /// are closed under undoing (`None` otherwise): `source`'s own sources.
+    /// Shard `B` reads `A` under move `m` when `m⁻¹(p_B) = σ(p_A)` for the
+    /// representatives' arrangements and an element `σ`, so `p_B =
+    /// σ m'(p_A)` with `m' = σ⁻¹ m σ`, again a move (the symmetries map the
+    /// move set onto itself, `crate::puzzle::symmetry::oriented`); with the
+    /// moves closed under undoing, the classes of `m'(p_A)` over all moves
+    /// are those of the undone moves, `A`'s predecessors. A sparse level's
+    /// map then visits only the non-empty shards' targets: on the 3×3×3's
+    /// edges, every level before worked out all 156,037 shards' sources,
+    /// 6.7 thread-seconds a level, and depth 1 the predecessors of all 10
+    /// million classes (53 thread-seconds).
+    pub fn target_shards(&self, space: &OrientedSpace, source: u64) -> Option<Vec<u64>> {
+        self.targets_are_sources.then(|| self.source_shards(space, source))
     }
 
     /// The shards holding the predecessors of `shard`'s blocks.
@@ -54,6 +80,9 @@ impl OrientedMoves {
         found
     }
 }
+
+#[cfg(test)]
+mod tests;
 
 /// One move's source block of a target block.
 struct Step<'a> {
