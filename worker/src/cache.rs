@@ -19,7 +19,7 @@ mod bits;
 
 use crate::slab::{Slab, Slot, ZeroSlot};
 use bits::Held;
-pub use bits::{Bits, Seen};
+pub use bits::{Bits, Seen, SeenList};
 use std::collections::{BTreeMap, HashMap};
 
 /// `(level, shard)`; a level with the `SEEN` bit set names the union of the
@@ -297,7 +297,7 @@ impl ShardCache {
         let entry = self.entries.remove(&(SEEN | below, shard))?;
         self.order.remove(&entry.queued);
         self.used -= entry.bytes;
-        Some(entry.bits.into_seen(|| self.buffer()))
+        Some(entry.bits.into_seen(self))
     }
 
     /// Keeps the union of `shard`'s levels below `below` if there is free

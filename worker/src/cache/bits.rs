@@ -145,22 +145,23 @@ impl Bits {
         cayley_shared::space::bits::set_positions(into, positions);
     }
 
-    /// These bits as a union taken out of the cache: its words, or a
-    /// `buffer` to copy them into while another holder shares them or
-    /// they are held as a list.
-    pub(super) fn into_seen(self, buffer: impl FnOnce() -> Slot) -> Seen {
+    /// These bits as a union taken out of `cache`: its words, or a buffer
+    /// of the cache's to lay them into: a zeroed one for a list, where only
+    /// its bits are set, or one to copy them into while another holder
+    /// shares them.
+    pub(super) fn into_seen(self, cache: &mut super::ShardCache) -> Seen {
         let count = self.count;
         match Arc::try_unwrap(self.held) {
             Ok(mut held) if held.words.is_some() => Seen::Words(held.words.take().expect("checked")),
-            Ok(listed) => Seen::Copy {
-                into: buffer(),
+            Ok(listed) => Seen::Listed {
+                into: cache.zero_buffer(),
                 from: Bits {
                     held: Arc::new(listed),
                     count,
                 },
             },
             Err(held) => Seen::Copy {
-                into: buffer(),
+                into: cache.buffer(),
                 from: Bits { held, count },
             },
         }
@@ -197,20 +198,55 @@ pub enum Seen {
     Words(Slot),
     /// An empty union: a buffer to be zeroed where it may not be.
     Empty(ZeroSlot),
-    /// A union held as a list, or one another holder still shares: `from`,
-    /// to be written `into`.
+    /// A union held as a list only: `from`, to be set in `into`.
+    Listed { into: ZeroSlot, from: Bits },
+    /// A union another holder still shares: `from`, to be written `into`.
     Copy { into: Slot, from: Bits },
+}
+
+/// What is known of a union's set bits once laid out as words.
+pub enum SeenList {
+    /// Nothing: they are counted from the words.
+    Unknown,
+    /// None is set.
+    Empty,
+    /// Those of a list.
+    Of(Bits),
+}
+
+impl SeenList {
+    /// The positions of the set bits, when known.
+    pub fn positions(&self) -> Option<&[u32]> {
+        match self {
+            SeenList::Unknown => None,
+            SeenList::Empty => Some(&[]),
+            SeenList::Of(bits) => bits.positions(),
+        }
+    }
 }
 
 impl Seen {
     /// The union's words (zeroing or writing them first where needed).
     pub fn into_words(self) -> Slot {
+        self.into_listed_words().0
+    }
+
+    /// The union's words, and its set bits where a list or emptiness says
+    /// them: the next level's union is then counted and listed by merging
+    /// lists, not by reading a shard's words twice (on the 4×4 Loopover's
+    /// sparse levels, 41 KiB a shard for a few dozen bits).
+    pub fn into_listed_words(self) -> (Slot, SeenList) {
         match self {
-            Seen::Words(words) => words,
-            Seen::Empty(words) => words.into_zeroed(),
+            Seen::Words(words) => (words, SeenList::Unknown),
+            Seen::Empty(words) => (words.into_zeroed(), SeenList::Empty),
+            Seen::Listed { into, from } => {
+                let mut into = into.into_zeroed();
+                from.set_into_zeroed(&mut into);
+                (into, SeenList::Of(from))
+            }
             Seen::Copy { mut into, from } => {
                 from.write_into(&mut into);
-                into
+                (into, SeenList::Unknown)
             }
         }
     }

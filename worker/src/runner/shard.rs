@@ -8,7 +8,7 @@
 use super::frozen::Source;
 use super::level::LevelView;
 use super::{TaskError, TaskRunner};
-use crate::cache::{Bits, CacheStats, Seen, ShardKey};
+use crate::cache::{Bits, CacheStats, Seen, SeenList, ShardKey};
 use crate::slab::Slot;
 use cayley_shared::files::format::{list, PreparedShard};
 use cayley_shared::kernel::task::{ShardInputs, SourceBits, TaskStats};
@@ -19,6 +19,8 @@ pub(super) struct Gathered<'v> {
     /// `F_0(B) ∪ … ∪ F_{d-1}(B)` when at hand; the next level's union is
     /// made from it.
     seen: Option<Slot>,
+    /// The set bits of `seen`, where known without reading its words.
+    seen_list: SeenList,
     /// `F_{d-1}(B)` when no union is at hand.
     before: Option<Fetched<'v>>,
     /// `F_{d-2}(B) ∪ F_{d-1}(B)` when no union is at hand, level `d - 2`
@@ -109,7 +111,10 @@ impl TaskRunner {
         drop(held);
         // The stripe is let go of: the union and the output are zeroed or
         // copied now.
-        let seen = seen.map(Seen::into_words);
+        let (seen, seen_list) = match seen.map(Seen::into_listed_words) {
+            Some((words, list)) => (Some(words), list),
+            None => (None, SeenList::Unknown),
+        };
         let output = output.into_zeroed();
         // Shards of the level held still are borrowed from it, or known
         // empty from its bits; the rest, and `F_{d-1}(B)`, are fetched.
@@ -164,6 +169,7 @@ impl TaskRunner {
         Ok(Gathered {
             shard,
             seen,
+            seen_list,
             before,
             wider,
             current,
@@ -220,13 +226,32 @@ impl TaskRunner {
         // taken; none for a last level (no task of the next reads it).
         let current = gathered.current;
         let next_is_read = self.keeps_level(from_level + 1);
-        let seen = gathered.seen.filter(|_| next_is_read).map(|mut seen| {
-            match current.bits.positions() {
+        let seen_list = gathered.seen_list;
+        let seen = gathered.seen.and_then(|seen| match seen_list.positions() {
+            // Not kept: its slot goes back clean where its bits are known.
+            Some(positions) if !next_is_read => {
+                seen.release_cleared(positions);
+                None
+            }
+            _ => next_is_read.then_some(seen),
+        });
+        let seen = seen.map(|mut seen| {
+            // An empty shard is no list, but as good as an empty one.
+            let now = match current.bits.count() {
+                0 => Some(&[][..]),
+                _ => current.bits.positions(),
+            };
+            match now {
                 Some(positions) => cayley_shared::space::bits::set_positions(&mut seen, positions),
                 None => seen.iter_mut().zip(current.words()).for_each(|(s, c)| *s |= c),
             }
-            let count = cayley_shared::space::bits::popcount(&seen);
-            Bits::with_positions(seen, count, self.ctx.position_limit()).list_only()
+            // Levels are disjoint: the union's bits are both lists merged.
+            let merged = seen_list.positions().zip(now).map(|(before, now)| merge(before, now));
+            let count = match &merged {
+                Some(merged) => merged.len() as u64,
+                None => cayley_shared::space::bits::popcount(&seen),
+            };
+            Bits::with_listed_positions(seen, count, self.ctx.position_limit(), merged).list_only()
         });
         // The handles go first, so that the cache can recycle the buffer of
         // `F_{d-1}(B)` instead of unmapping it while this shard still held
@@ -261,6 +286,24 @@ impl TaskRunner {
             held.cache.carry_seen(from_level, shard);
         });
     }
+}
+
+/// The sorted union of two sorted lists without a common element.
+fn merge(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut merged = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] < b[j] {
+            merged.push(a[i]);
+            i += 1;
+        } else {
+            merged.push(b[j]);
+            j += 1;
+        }
+    }
+    merged.extend_from_slice(&a[i..]);
+    merged.extend_from_slice(&b[j..]);
+    merged
 }
 
 /// What the kernel reads for `gathered`; `None` when every source is empty
