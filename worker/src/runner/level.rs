@@ -149,8 +149,14 @@ impl TaskRunner {
                 Ok(targets) => {
                     view.targets = targets;
                     if let Some(targets) = &view.targets {
+                        let carrying = Instant::now();
                         let shards = self.ctx.job.space.shards();
                         self.store.carry_seen_past(from_level, targets, shards);
+                        tracing::debug!(
+                            "level {}: seen sets of the shards gaining nothing carried over in {:.1} ms",
+                            from_level,
+                            carrying.elapsed().as_secs_f64() * 1e3
+                        );
                     }
                     let chunking = &self.ctx.job.chunking;
                     let empty =
