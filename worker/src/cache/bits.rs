@@ -210,7 +210,7 @@ pub enum SeenList {
     Unknown,
     /// None is set.
     Empty,
-    /// Those of a list.
+    /// Those of these bits, where they are listed.
     Of(Bits),
 }
 
@@ -246,7 +246,7 @@ impl Seen {
             }
             Seen::Copy { mut into, from } => {
                 from.write_into(&mut into);
-                (into, SeenList::Unknown)
+                (into, SeenList::Of(from))
             }
         }
     }
