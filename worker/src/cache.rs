@@ -76,6 +76,10 @@ type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 /// The cache.
 pub struct ShardCache {
     budget: u64,
+    /// Bytes the cache holds at most now: the budget, or less while the
+    /// process's resident memory passes its budget (see
+    /// `runner::resident`).
+    limit: u64,
     used: u64,
     /// Bytes of one shard.
     shard_bytes: u64,
@@ -110,6 +114,7 @@ impl ShardCache {
     pub fn new(budget: u64, shard_bytes: u64, slab: Slab) -> ShardCache {
         ShardCache {
             budget,
+            limit: budget,
             used: 0,
             shard_bytes,
             tick: TICK_BASE,
@@ -126,6 +131,18 @@ impl ShardCache {
     /// The byte budget.
     pub fn budget(&self) -> u64 {
         self.budget
+    }
+
+    /// Bytes the cache holds at most now (at most the budget).
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Holds at most `limit` bytes from now on (at most the budget):
+    /// evicts least recently used shards not in use down to it.
+    pub fn set_limit(&mut self, limit: u64) {
+        self.limit = limit.min(self.budget);
+        self.make_room_for(0);
     }
 
     /// Handles on every shard of `level` held, and the bytes they are
@@ -156,7 +173,7 @@ impl ShardCache {
 
     /// True when one more shard fits without evicting anything.
     pub fn has_room(&self) -> bool {
-        self.used + self.shard_bytes <= self.budget
+        self.used + self.shard_bytes <= self.limit
     }
 
     /// Entries held for tasks of `level`: its shards, and the unions of
@@ -273,7 +290,7 @@ impl ShardCache {
     /// level's sources, but if it stays, the next level finds it here.
     /// Returns false (and keeps nothing) when there is no free room.
     pub fn offer(&mut self, key: ShardKey, bits: Bits) -> bool {
-        if self.entries.contains_key(&key) || self.used + bits.bytes(self.shard_bytes) > self.budget {
+        if self.entries.contains_key(&key) || self.used + bits.bytes(self.shard_bytes) > self.limit {
             return false;
         }
         self.low_tick -= 1;
@@ -438,7 +455,7 @@ impl ShardCache {
     fn insert_at(&mut self, key: ShardKey, bits: Bits, tick: u64) {
         let bytes = bits.bytes(self.shard_bytes);
         self.make_room_for(bytes);
-        if self.used + bytes > self.budget {
+        if self.used + bytes > self.limit {
             // Everything left is in use by the running computation; the
             // caller still gets its shard, it is just not kept.
             return;
@@ -464,7 +481,7 @@ impl ShardCache {
 
     /// Evicts least recently used shards not in use until `bytes` more fit.
     fn make_room_for(&mut self, bytes: u64) {
-        while self.used + bytes > self.budget {
+        while self.used + bytes > self.limit {
             if !self.evict_one() {
                 return;
             }

@@ -14,6 +14,7 @@ mod level;
 mod pipeline;
 mod reached;
 mod readers;
+mod resident;
 mod shard;
 mod store;
 
@@ -151,6 +152,9 @@ pub struct TaskRunner {
     levels: level::Levels,
     /// States reached per shard in the levels so far (see `reached`).
     reached: reached::Reached,
+    /// The budget counted in the process's, and the cache's limit as the
+    /// process's resident memory goes (see `resident`).
+    resident: resident::Resident,
     /// Runs every task (see [`Self::compute_chunk`]).
     pool: Arc<rayon::ThreadPool>,
     /// CPU time of the pool's threads (see `cpu`).
@@ -207,12 +211,17 @@ impl TaskRunner {
         // Every shard-sized buffer is a slot: the cache's, the window's and
         // its outputs. Compressed frames (part of `outside`) stay on the heap.
         let slab = Slab::for_pool(words, (shard_memory / shard_bytes) as usize, threads)?;
+        // The slots the shards in flight take stay resident when free
+        // slots are given back (`resident`).
+        let keep = (in_flight.extra_shards() as usize + 1) * (ctx.job.puzzle.moves.len() + 5);
+        let resident = resident::Resident::new(memory_budget, cache_budget, slab.clone(), keep);
         Ok(TaskRunner {
             ctx,
             checkpoint: CheckpointDir::existing(checkpoint),
             write,
             fingerprint,
             store: store::Store::new(cache_budget, shard_bytes, slab, threads),
+            resident,
             // A shard per thread, outside the budget like the one shared
             // before: large zeroed allocations are the kernel's zero page
             // until written, and these are never written.
@@ -397,6 +406,7 @@ impl TaskRunner {
             ran
         };
         drop(entered);
+        self.fit_cache_to_resident();
         let written = Instant::now();
         let (header, file_bytes) = writer.finish().map_err(output_error)?;
         io.write_seconds = totals.write;

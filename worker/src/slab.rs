@@ -20,6 +20,7 @@
 //! 2-thread one (`perf`; a slot last written by the other core is moved
 //! over line by line), for shards that gain about 70 states.
 
+mod release;
 mod stashes;
 
 use memmap2::{MmapMut, MmapOptions};

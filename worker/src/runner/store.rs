@@ -154,6 +154,17 @@ impl Store {
         budget
     }
 
+    /// Lets the stripes hold `limit` bytes together at most (each its share
+    /// of it, as of the budget), evicting down to it
+    /// ([`ShardCache::set_limit`]).
+    pub fn set_limit(&self, limit: u64) {
+        let budget = self.budget().max(1);
+        self.each_stripe(|held| {
+            let share = u128::from(limit) * u128::from(held.cache.budget()) / u128::from(budget);
+            held.cache.set_limit(share as u64);
+        });
+    }
+
     /// Handles on every shard of `level` held, by stripe, when they are
     /// charged at most half the budget (`None` otherwise, or at level 0):
     /// held by the running level, they cannot be evicted until it ends, so
