@@ -21,6 +21,7 @@
 //! over line by line), for shards that gain about 70 states.
 
 mod release;
+pub(crate) use release::page_size;
 mod stashes;
 
 use memmap2::{MmapMut, MmapOptions};
@@ -57,9 +58,22 @@ struct FreeSlots {
     /// Slots handed back as they were, and all zero.
     lists: Lists,
     untouched: u32,
+    /// How many slots at the bottom of each list (as they were, zero) have
+    /// had their pages given back (see `release`).
+    released: [usize; 2],
 }
 
 impl FreeSlots {
+    /// A slot of the shared list of one kind, the most recently freed.
+    fn pop(&mut self, zeroed: bool) -> Option<u32> {
+        let list = self.lists.of(zeroed);
+        let index = list.pop()?;
+        let len = list.len();
+        let released = &mut self.released[usize::from(zeroed)];
+        *released = (*released).min(len);
+        Some(index)
+    }
+
     /// A slot never handed out (its memory reads as zero), if any is left.
     fn untouched(&mut self, slots: usize) -> Option<u32> {
         ((self.untouched as usize) < slots).then(|| {
@@ -156,14 +170,14 @@ impl Slab {
         }
         {
             let mut free = inner.lock();
-            if let Some(index) = free.lists.of(zeroed_first).pop() {
+            if let Some(index) = free.pop(zeroed_first) {
                 return Some((index, zeroed_first));
             }
             let other = !zeroed_first;
             if let Some(index) = own.as_mut().and_then(|own| own.of(other).pop()) {
                 return Some((index, other));
             }
-            if let Some(index) = free.lists.of(other).pop() {
+            if let Some(index) = free.pop(other) {
                 return Some((index, other));
             }
             if let Some(index) = free.untouched(inner.slots) {

@@ -17,11 +17,13 @@ use memmap2::UncheckedAdvice;
 const RELEASE_BATCH: usize = 256;
 
 impl Slab {
-    /// Gives back the pages of the free slots on the shared lists but the
-    /// `keep` most recently freed of each kind, which are handed out next;
-    /// returns the bytes given back. Only the pages wholly inside a slot:
-    /// its neighbours may be in use.
-    pub fn release_free(&self, keep: usize) -> u64 {
+    /// Gives back the pages of free slots on the shared lists, the least
+    /// recently freed first, until `most` bytes are given back; the `keep`
+    /// most recently freed of each kind, which are handed out next, stay.
+    /// Returns the bytes given back. Only the pages wholly inside a slot:
+    /// its neighbours may be in use. Why no more than asked: a page given
+    /// back is faulted in again by the next shard written to its slot.
+    pub fn release_free(&self, keep: usize, most: u64) -> u64 {
         let inner = &*self.inner;
         let Some(map) = &inner._map else {
             return 0;
@@ -30,18 +32,20 @@ impl Slab {
         let slot_bytes = inner.slot_words * 8;
         let mut released = 0;
         for zeroed in [false, true] {
-            let mut next = 0;
-            loop {
-                // The oldest free slots not yet released this call, taken
-                // off the list while their pages go.
+            let kind = usize::from(zeroed);
+            while released < most {
+                // The oldest free slots not released yet, taken off the
+                // list while their pages go.
                 let batch: Vec<u32> = {
                     let mut free = inner.lock();
+                    let start = free.released[kind];
                     let list = free.lists.of(zeroed);
-                    let end = list.len().saturating_sub(keep).min(next + RELEASE_BATCH);
-                    if end <= next {
+                    let wanted = (most - released).div_ceil(slot_bytes as u64) as usize;
+                    let end = list.len().saturating_sub(keep).min(start + RELEASE_BATCH.min(wanted));
+                    if end <= start {
                         break;
                     }
-                    list.drain(next..end).collect()
+                    list.drain(start..end).collect()
                 };
                 for &index in &batch {
                     let start = index as usize * slot_bytes;
@@ -62,12 +66,12 @@ impl Slab {
                         }
                     }
                 }
-                // Back where they were, below the slots freed since.
+                // Back on top of the slots released before, below those
+                // freed since.
                 let mut free = inner.lock();
-                let list = free.lists.of(zeroed);
-                let at = next.min(list.len());
-                next = at + batch.len();
-                list.splice(at..at, batch);
+                let at = free.released[kind].min(free.lists.of(zeroed).len());
+                free.released[kind] = at + batch.len();
+                free.lists.of(zeroed).splice(at..at, batch);
             }
         }
         released
@@ -75,7 +79,7 @@ impl Slab {
 }
 
 /// The kernel's page size.
-fn page_size() -> usize {
+pub(crate) fn page_size() -> usize {
     // SAFETY: `sysconf` only reads a system constant.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     usize::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
@@ -114,11 +118,15 @@ mod tests {
         zero.release_zeroed();
         drop(slots);
         let before = resident_bytes(&slab);
-        let released = slab.release_free(1);
+        // The oldest slot, the first of the mapping: 10 whole pages.
+        assert_eq!(slab.release_free(1, 1), 10 * 4096, "one slot");
+        let released = slab.release_free(1, u64::MAX);
         let after = resident_bytes(&slab);
-        // 1,997 slots of 10.1 pages, 9 or 10 of them whole.
-        assert!(released >= 1_997 * 9 * 4096, "{released}");
-        assert_eq!(before - after, released, "{before} → {after}");
+        // The other 1,996 slots of 10.1 pages, 9 or 10 of them whole, the
+        // first not given back twice.
+        assert!(released >= 1_996 * 9 * 4096, "{released}");
+        assert_eq!(before - after, released + 10 * 4096, "{before} → {after}");
+        assert_eq!(slab.release_free(1, u64::MAX), 0, "nothing left to give back");
         assert_eq!(slab.free_slots(), 1_999);
         // The neighbours in use keep their words.
         assert!(kept.iter().all(|&w| w == 2_000));
