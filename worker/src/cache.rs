@@ -133,11 +133,6 @@ impl ShardCache {
         self.budget
     }
 
-    /// Bytes the cache holds at most now (at most the budget).
-    pub fn limit(&self) -> u64 {
-        self.limit
-    }
-
     /// Holds at most `limit` bytes from now on (at most the budget):
     /// evicts least recently used shards not in use down to it.
     pub fn set_limit(&mut self, limit: u64) {

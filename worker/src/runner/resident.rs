@@ -40,8 +40,6 @@ const CHECK_EVERY: Duration = Duration::from_millis(20);
 pub(super) struct Resident {
     registration: Registration,
     fit: Mutex<Fit>,
-    /// When resident memory was last read: at most every [`CHECK_EVERY`].
-    checked: Mutex<Option<Instant>>,
     slab: Slab,
     /// Free slots kept resident: those the shards in flight take.
     keep: usize,
@@ -54,7 +52,6 @@ impl Resident {
         Resident {
             registration: Registration::new(memory_budget),
             fit: Mutex::new(Fit::new(cache_budget)),
-            checked: Mutex::new(None),
             slab,
             keep,
         }
@@ -69,13 +66,10 @@ impl TaskRunner {
         let Ok(mut fit) = self.resident.fit.try_lock() else {
             return;
         };
-        {
-            let mut checked = self.resident.checked.lock().unwrap_or_else(|e| e.into_inner());
-            if checked.is_some_and(|at| at.elapsed() < CHECK_EVERY) {
-                return;
-            }
-            *checked = Some(Instant::now());
+        if fit.checked.is_some_and(|at| at.elapsed() < CHECK_EVERY) {
+            return;
         }
+        fit.checked = Some(Instant::now());
         let Some(mut resident) = resident_bytes() else {
             return;
         };
@@ -162,6 +156,8 @@ struct Fit {
     pub limit: u64,
     /// The limit reached its floor while resident memory was over.
     pub at_floor: bool,
+    /// When resident memory was last read: at most every [`CHECK_EVERY`].
+    checked: Option<Instant>,
 }
 
 /// Resident memory this far below the budgets (a fraction of them) lets
@@ -175,6 +171,7 @@ impl Fit {
             cache_budget,
             limit: cache_budget,
             at_floor: false,
+            checked: None,
         }
     }
 
