@@ -165,11 +165,21 @@ impl Coordinator {
     /// Waits for the coordinator to exit (it writes the results last) and
     /// returns the table of its complete result.json; panics with its stderr
     /// when it failed.
-    pub fn finish(mut self, timeout: Duration) -> Vec<u64> {
+    pub fn finish(self, timeout: Duration) -> Vec<u64> {
+        self.finish_as(timeout, true)
+    }
+
+    /// Same as [`Coordinator::finish`] for a job stopped by `--max-depth`:
+    /// its result.json says it is not complete.
+    pub fn finish_partial(self, timeout: Duration) -> Vec<u64> {
+        self.finish_as(timeout, false)
+    }
+
+    fn finish_as(mut self, timeout: Duration, complete: bool) -> Vec<u64> {
         let ok = wait_with_timeout(&mut self.child, timeout);
         let text = self.stderr_text();
         assert!(ok, "coordinator failed: {}", text);
-        self.depths()
+        self.depths(complete)
     }
 
     /// Number of completed levels recorded in the manifest (0 if unreadable).
@@ -181,10 +191,10 @@ impl Coordinator {
             .unwrap_or(0)
     }
 
-    fn depths(&self) -> Vec<u64> {
+    fn depths(&self, complete: bool) -> Vec<u64> {
         let json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(self.out.join("result.json")).expect("result.json")).expect("json");
-        assert_eq!(json["complete"], true);
+        assert_eq!(json["complete"], complete);
         json["depths"]
             .as_array()
             .expect("depths")
