@@ -15,8 +15,9 @@
 //! 10, 2.5 GiB of slots touched and 1.1 GiB of heap, of which the cache
 //! charged 0.6); the complete table under `--memory 15G`, 15.77 GiB.
 //!
-//! How: after each task the process's resident bytes are read
-//! (`/proc/self/statm`, 6 µs here; at most every 20 ms). While they pass
+//! How: after each task, and within it each time its file takes shards,
+//! the process's resident bytes are read (`/proc/self/statm`, 6 µs here;
+//! at most every 20 ms). While they pass
 //! the budgets of the workers registered in the process, each worker lowers its
 //! cache's limit by half its share of the excess, evicts down to it, and
 //! gives back the pages of the slab's free slots (but those its shards in
