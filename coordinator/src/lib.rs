@@ -6,12 +6,13 @@
 //! infrastructure they share: `cli` (arguments), `planning` (a job's
 //! [`planning::Plan`], from its arguments or its manifest), `local` (the
 //! coordinator and workers in one process), `server/` (the gRPC
-//! coordinator), `manifest`, `lock`, `out`, `progress`, `result` and `svg`.
+//! coordinator), `manifest`, `lock`, `made_dir`, `out`, `progress`, `result` and `svg`.
 
 pub mod cli;
 pub mod commands;
 pub mod local;
 pub mod lock;
+pub mod made_dir;
 pub mod manifest;
 pub mod out;
 pub mod planning;

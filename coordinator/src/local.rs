@@ -3,6 +3,7 @@
 //! resume`. It is the cluster path, on one machine.
 
 use crate::cli::LocalArgs;
+use crate::made_dir::MadeDir;
 use crate::manifest::Manifest;
 use crate::planning::Plan;
 use crate::progress::LevelBars;
@@ -30,6 +31,9 @@ pub struct LocalJob {
     pub fresh: Manifest,
     /// Set when the checkpoint is temporary: removed after success.
     pub temporary: Option<PathBuf>,
+    /// The `--scratch` folder of a temporary checkpoint, as made: what
+    /// this run created of it goes after success too, when empty.
+    pub scratch: Option<MadeDir>,
     /// The result folder, already created and checked.
     pub out: PathBuf,
     /// Workers, threads, memory and what to print.
@@ -59,6 +63,7 @@ pub fn run_local(mut task: LocalJob) -> anyhow::Result<Finished> {
     // only after success: an error, a panic unwinding through here or a
     // signal can never delete computed levels.
     let temporary = task.temporary.take();
+    let scratch = task.scratch.take();
     let root = task.checkpoint.root().to_path_buf();
     let outcome = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -73,6 +78,9 @@ pub fn run_local(mut task: LocalJob) -> anyhow::Result<Finished> {
                 if let Err(e) = CheckpointDir::existing(&dir).remove_all() {
                     tracing::warn!("cannot remove the temporary checkpoint {}: {}", dir.display(), e);
                 }
+            }
+            if let Some(scratch) = scratch {
+                scratch.remove_if_empty();
             }
             Ok(finished)
         }

@@ -1,6 +1,7 @@
 //! The result folder: named, created and proved writable before any level
 //! is computed, so an hour-long job cannot fail on its output at the end.
 
+use crate::made_dir::MadeDir;
 use std::path::{Path, PathBuf};
 
 /// A result folder that exists and takes files.
@@ -8,9 +9,9 @@ use std::path::{Path, PathBuf};
 pub struct OutDir {
     /// Absolute path (a later `resume` may run from another directory).
     pub path: PathBuf,
-    /// The outermost directory this process created for it, if any, so a
-    /// run refused afterwards leaves nothing behind.
-    created: Option<PathBuf>,
+    /// What this process created for it, so that a run refused
+    /// afterwards leaves nothing behind.
+    made: MadeDir,
 }
 
 impl OutDir {
@@ -21,11 +22,6 @@ impl OutDir {
     pub fn prepare(path: &Path) -> anyhow::Result<OutDir> {
         let path = std::path::absolute(path)
             .map_err(|e| anyhow::anyhow!("cannot use {} as the result folder: {}", path.display(), e))?;
-        let created = path
-            .ancestors()
-            .take_while(|a| !a.exists())
-            .last()
-            .map(Path::to_path_buf);
         let refuse = |e: std::io::Error| {
             anyhow::anyhow!(
                 "cannot write results to {}: {} (choose another folder with --out)",
@@ -33,22 +29,15 @@ impl OutDir {
                 e
             )
         };
-        let out = OutDir {
-            path: path.clone(),
-            created,
-        };
-        if let Err(e) = std::fs::create_dir_all(&path) {
-            out.discard();
-            return Err(refuse(e));
-        }
+        let made = MadeDir::create(&path).map_err(refuse)?;
         let probe = tempfile::Builder::new().prefix(".cayley-probe-").tempfile_in(&path);
         match probe {
             Ok(file) => {
                 drop(file); // removes it
-                Ok(out)
+                Ok(OutDir { path, made })
             }
             Err(e) => {
-                out.discard();
+                made.remove_if_empty();
                 Err(refuse(e))
             }
         }
@@ -56,15 +45,7 @@ impl OutDir {
 
     /// Removes what [`OutDir::prepare`] created, if it is still empty.
     pub fn discard(self) {
-        let Some(top) = self.created else {
-            return;
-        };
-        for dir in self.path.ancestors() {
-            // Fails, and so stops, at the first directory that is not empty.
-            if std::fs::remove_dir(dir).is_err() || dir == top {
-                break;
-            }
-        }
+        self.made.remove_if_empty();
     }
 }
 

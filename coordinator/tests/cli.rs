@@ -41,6 +41,37 @@ fn run_writes_result_files_with_the_published_table() {
 }
 
 #[test]
+fn a_scratch_folder_the_run_made_goes_with_its_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_with = |scratch: &std::path::Path, out: &str| {
+        let out = dir.path().join(out);
+        let o = cayley(&[
+            "run",
+            "loopover:2x3",
+            "-q",
+            "--scratch",
+            scratch.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
+        assert_eq!(
+            json["depths"],
+            serde_json::json!(cayley_tests::published::published_loopover_mtm("2x3"))
+        );
+    };
+    // Made, with a parent, for this run: nothing of it stays.
+    run_with(&dir.path().join("new/scratch"), "made");
+    assert!(!dir.path().join("new").exists());
+    // There before: it stays, without the temporary checkpoint.
+    let existing = dir.path().join("existing");
+    std::fs::create_dir(&existing).unwrap();
+    run_with(&existing, "there");
+    assert_eq!(std::fs::read_dir(&existing).unwrap().count(), 0);
+}
+
+#[test]
 fn max_depth_marks_the_table_partial() {
     let dir = tempfile::tempdir().unwrap();
     let o = cayley(&[

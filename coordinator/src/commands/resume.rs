@@ -110,6 +110,7 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         checkpoint,
         fresh: manifest,
         temporary: temporary.clone(),
+        scratch: None,
         out: out.path,
         local,
         write,

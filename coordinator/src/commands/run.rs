@@ -3,6 +3,7 @@
 use crate::cli::RunArgs;
 use crate::local::{run_local, Finished, LocalJob};
 use crate::lock::OwnerLock;
+use crate::made_dir::MadeDir;
 use crate::manifest::{load_manifest, Manifest};
 use crate::out::{default_out_dir, refuse_other_results, OutDir};
 use crate::planning::{Machine, Options, Plan, Workers};
@@ -122,20 +123,17 @@ fn start(args: &RunArgs, plan: Plan, out: &Path) -> anyhow::Result<(LocalJob, Ow
     // The disk check comes before anything else is created; a temporary
     // checkpoint lives under --scratch.
     let location = args.checkpoint_dir.clone().unwrap_or_else(|| scratch.clone());
-    let existed = location.exists();
     let flag = if args.checkpoint_dir.is_some() {
         "--checkpoint-dir"
     } else {
         "--scratch"
     };
-    std::fs::create_dir_all(&location)
+    let made = MadeDir::create(&location)
         .map_err(|e| anyhow::anyhow!("cannot create directory {} ({}): {}", location.display(), flag, e))?;
     let free = args.fault.free_space().of(&location);
     if let Err(refused) = plan.check_disk(&location, free, args.ignore_disk_check) {
-        if !existed {
-            // Made only to ask its filesystem; a refused run leaves nothing.
-            let _ = std::fs::remove_dir(&location);
-        }
+        // Made only to ask its filesystem; a refused run leaves nothing.
+        made.remove_if_empty();
         return Err(refused);
     }
     let (checkpoint, temporary, owner) = match &args.checkpoint_dir {
@@ -161,6 +159,9 @@ fn start(args: &RunArgs, plan: Plan, out: &Path) -> anyhow::Result<(LocalJob, Ow
             (checkpoint, Some(temp), owner)
         }
     };
+    // A --scratch this run made goes with its temporary checkpoint; a
+    // --checkpoint-dir stays, as the checkpoint it holds.
+    let scratch = temporary.is_some().then_some(made);
     // A temporary checkpoint is deleted after success: no fsyncs (see
     // `WriteOptions::durable`), neither the coordinator's nor its workers'.
     let write = args.local.fault.write_options(args.checkpoint_dir.is_some());
@@ -178,6 +179,7 @@ fn start(args: &RunArgs, plan: Plan, out: &Path) -> anyhow::Result<(LocalJob, Ow
         checkpoint,
         fresh,
         temporary,
+        scratch,
         out: out.to_path_buf(),
         local: args.local.clone(),
         write,
