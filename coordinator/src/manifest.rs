@@ -17,6 +17,10 @@
 //! A chunk is recorded only after its file is in place, so the records always
 //! describe files that exist.
 
+mod journal;
+
+pub use journal::{read_journal, Journal, JOURNAL_SYNC_INTERVAL};
+
 use anyhow::Context;
 use cayley_shared::files::checkpoint::{CheckpointDir, KeepLevels, MANIFEST_FILE};
 use cayley_shared::files::format::{FORMAT_VERSION, OLDEST_READABLE_VERSION};
@@ -26,7 +30,6 @@ use cayley_shared::space::Space;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 /// Refuses a checkpoint format version this build does not read.
 fn check_version(version: Option<u64>, dir: &Path) -> anyhow::Result<()> {
@@ -390,106 +393,6 @@ pub fn save_manifest(dir: &CheckpointDir, manifest: &Manifest, write: WriteOptio
         write.sync_parent_dir(&path)
     };
     write().with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// Appends chunk records to a level's journal.
-pub struct Journal {
-    path: PathBuf,
-    file: std::fs::File,
-    /// Whether [`Journal::sync`] fsyncs.
-    write: WriteOptions,
-    unsynced: bool,
-    last_sync: Instant,
-}
-
-/// Journal lines are fsynced at most this often (and at level close and stop).
-pub const JOURNAL_SYNC_INTERVAL: Duration = Duration::from_secs(1);
-
-impl Journal {
-    /// Opens the journal of `level` for appending; `fresh` empties it first
-    /// (a level that is only now starting has no valid records). Its syncs
-    /// fsync when `write` is durable.
-    pub fn open(dir: &CheckpointDir, level: u32, fresh: bool, write: WriteOptions) -> anyhow::Result<Journal> {
-        let path = dir.journal_path(level);
-        std::fs::create_dir_all(dir.level_dir(level))
-            .with_context(|| format!("cannot create {}", dir.level_dir(level).display()))?;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .truncate(false)
-            .open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
-        if fresh {
-            file.set_len(0)
-                .with_context(|| format!("cannot reset {}", path.display()))?;
-        }
-        Ok(Journal {
-            path,
-            file,
-            write,
-            unsynced: false,
-            last_sync: Instant::now(),
-        })
-    }
-
-    /// Appends one record; fsyncs when the last fsync is a second old.
-    pub fn append(&mut self, record: &ChunkRecord) -> anyhow::Result<()> {
-        let mut line = serde_json::to_vec(record)?;
-        line.push(b'\n');
-        self.file
-            .write_all(&line)
-            .with_context(|| format!("cannot write {}", self.path.display()))?;
-        self.unsynced = true;
-        self.sync_if_due()
-    }
-
-    /// Fsyncs when records wait and the last fsync is a second old. The
-    /// server also calls it on a clock, so a record appended just before a
-    /// quiet spell (every worker busy with a long task) is durable a second
-    /// later, not only when the next one arrives.
-    pub fn sync_if_due(&mut self) -> anyhow::Result<()> {
-        if self.unsynced && self.last_sync.elapsed() >= JOURNAL_SYNC_INTERVAL {
-            self.sync()?;
-        }
-        Ok(())
-    }
-
-    /// True when every appended record is durable (synced, or nothing
-    /// appended since the last sync).
-    pub fn is_synced(&self) -> bool {
-        !self.unsynced
-    }
-
-    /// Makes every appended record durable.
-    pub fn sync(&mut self) -> anyhow::Result<()> {
-        if self.unsynced {
-            self.write
-                .sync_file(&self.file)
-                .with_context(|| format!("cannot write {}", self.path.display()))?;
-            self.unsynced = false;
-        }
-        self.last_sync = Instant::now();
-        Ok(())
-    }
-}
-
-/// The records of a level's journal (the last record of a chunk wins). A
-/// torn or unreadable line, the trace of a crash mid-write, is skipped: its
-/// chunk is simply recomputed.
-pub fn read_journal(dir: &CheckpointDir, level: u32) -> anyhow::Result<std::collections::BTreeMap<u64, ChunkRecord>> {
-    let path = dir.journal_path(level);
-    let text = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let mut records = std::collections::BTreeMap::new();
-    for line in text.split(|&b| b == b'\n') {
-        if let Ok(r) = serde_json::from_slice::<ChunkRecord>(line) {
-            records.insert(r.chunk, r);
-        }
-    }
-    Ok(records)
 }
 
 /// Refuses a manifest that is not the one of the level files around it

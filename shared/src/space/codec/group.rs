@@ -25,8 +25,9 @@
 
 use super::chain::{Lift, LiftedChain};
 use super::lattice::Lattice;
+use super::plan::slot_orbits;
 use super::twists::{LowTables, MAX_LOW_STATES};
-use super::{slot_orbits, CodecInput, MAX_CODED_SLOTS};
+use super::{CodecInput, MAX_CODED_SLOTS};
 use std::collections::HashMap;
 
 /// Most low-table entries each way (labels × `W` × moves): 4 MiB per table.

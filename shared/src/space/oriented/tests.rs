@@ -5,7 +5,7 @@
 use super::arrangements::{slot_orbits, Arrangements};
 use super::*;
 use crate::puzzle::symmetry::oriented::find_oriented_symmetries;
-use crate::puzzle::{parse_puzzle_with_file, Metric};
+use crate::puzzle::{parse_puzzle_with_file, Metric, Puzzle};
 
 fn tws(name: &str, options: &str) -> Puzzle {
     let path = format!("{}/../tests/data/puzzles/{}", env!("CARGO_MANIFEST_DIR"), name);
