@@ -4,8 +4,9 @@
 use cayley_shared::puzzle::group::bignat::BigNat;
 use cayley_shared::puzzle::perm::Perm;
 use cayley_shared::puzzle::{parse_puzzle, Metric};
-use cayley_shared::search::bound::{counting_bound, cumulative_counts, puzzle_bound};
+use cayley_shared::search::bound::{counting_bound, cumulative_counts, puzzle_bound, WordGrowth};
 use cayley_tests::loopover_generators;
+use cayley_tests::published::{published_loopover_mtm, published_table};
 
 /// Jia, Zhang and Xiang, Table 5 (tests/data/published.md): `TABLE_5[r - 2][c - 2]` for `r` rows and `c` columns.
 const TABLE_5: [[usize; 7]; 7] = [
@@ -63,6 +64,57 @@ fn four_by_four_counts_match_table_2() {
     assert_eq!(counts, table_2);
     assert_eq!(b.states.to_string(), "20922789888000");
     assert_eq!(b.bound, 11);
+}
+
+/// Each distance from solved holds at most the canonical words of its
+/// length: the bound `--max-depth` plans its checkpoint disk with
+/// (`Requirements::disk_bytes_to`). Against Table 2's counts (per length,
+/// not cumulative), the published tables, and a guarded puzzle, which
+/// counts every word.
+#[test]
+fn every_distance_holds_at_most_its_canonical_words() {
+    let table_2: [u128; 12] = [
+        1,
+        25,
+        421,
+        6685,
+        105991,
+        1680631,
+        26647423,
+        422511919,
+        6699197545,
+        106220067217,
+        1684187202805,
+        26703866863933,
+    ];
+    let words = WordGrowth::of(&parse_puzzle("loopover:4x4", Metric::Mtm).unwrap()).up_to(11);
+    let per_length: Vec<u128> = (0..12)
+        .map(|k| table_2[k] - if k == 0 { 0 } else { table_2[k - 1] })
+        .collect();
+    assert_eq!(words, per_length);
+    let tables = ["2x2", "2x3", "2x4", "2x5", "3x3"]
+        .map(|board| (format!("loopover:{board}"), published_loopover_mtm(board)))
+        .into_iter()
+        .chain(
+            ["pancake:10", "burnt-pancake:9", "cyclic-coxeter:13"]
+                .map(|name| (name.to_string(), published_table("cayleypy-growth.csv", name))),
+        )
+        .chain([("sliding:3x4".to_string(), published_table("sliding-tables.csv", "3x4"))]);
+    for (spec, depths) in tables {
+        let words = WordGrowth::of(&parse_puzzle(&spec, Metric::Mtm).unwrap()).up_to(depths.len() - 1);
+        for (k, (&states, &bound)) in depths.iter().zip(&words).enumerate() {
+            assert!(
+                states as u128 <= bound,
+                "{spec} depth {k}: {states} states, {bound} words"
+            );
+        }
+    }
+    // The sliding puzzle's moves are guarded (one per blank cell and
+    // direction): every word of them counts.
+    let sliding = parse_puzzle("sliding:3x4", Metric::Mtm).unwrap();
+    let moves = sliding.moves.len() as u128;
+    let every_word: Vec<u128> = (0..=5).map(|k| moves.pow(k)).collect();
+    assert_eq!(WordGrowth::of(&sliding).up_to(5), every_word);
 }
 
 #[test]

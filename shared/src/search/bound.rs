@@ -112,6 +112,49 @@ pub fn counting_bound(moves: &[Perm], states: &BigNat) -> Result<CountingBound, 
     })
 }
 
+/// How many states each distance from solved can hold at most: the
+/// canonical words of that length (one per state: its least shortest
+/// word), counted by the transfer matrix over classes of last moves. A
+/// puzzle with guarded moves is not a Cayley graph, and every word counts.
+#[derive(Clone, Debug)]
+pub struct WordGrowth {
+    sizes: Vec<u64>,
+    matrix: Vec<Vec<u64>>,
+}
+
+impl WordGrowth {
+    /// The growth bound of `puzzle`'s moves.
+    pub fn of(puzzle: &Puzzle) -> WordGrowth {
+        if puzzle.moves.iter().any(|m| m.guard.is_some()) {
+            let moves = puzzle.moves.len() as u64;
+            return WordGrowth {
+                sizes: vec![moves],
+                matrix: vec![vec![moves]],
+            };
+        }
+        let (generators, _) = puzzle.point_generators();
+        let (sizes, matrix) = transfer_matrix(&allowed_successors(&distinct_generators(&generators)));
+        WordGrowth { sizes, matrix }
+    }
+
+    /// Words of each length `0..=max_len` (saturating at `u128::MAX`).
+    pub fn up_to(&self, max_len: usize) -> Vec<u128> {
+        let mut out = vec![1u128];
+        let mut counts: Vec<u128> = self.sizes.iter().map(|&s| s as u128).collect();
+        while out.len() <= max_len {
+            out.push(counts.iter().fold(0u128, |a, &c| a.saturating_add(c)));
+            let mut next = vec![0u128; counts.len()];
+            for (&count, row) in counts.iter().zip(&self.matrix) {
+                for (slot, &m) in next.iter_mut().zip(row) {
+                    *slot = slot.saturating_add(count.saturating_mul(m as u128));
+                }
+            }
+            counts = next;
+        }
+        out
+    }
+}
+
 /// The transfer-matrix count itself, for any class structure: `sizes[c]`
 /// moves are in class `c`, and `matrix[c][d]` moves of class `d` may follow a
 /// move of class `c`. Returns the cumulative counts of words of length

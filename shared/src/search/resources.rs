@@ -20,6 +20,7 @@ use crate::files::checkpoint::{KeepLevels, EARLY_LEVELS_SHARE};
 use crate::job::Job;
 use crate::kernel::context::{block_occupancy_bytes, held_transition_bytes};
 use crate::kernel::lowtable::table_bytes;
+use crate::search::bound::WordGrowth;
 use crate::search::levels::modelled_levels;
 use crate::space::Space;
 use crate::units::human_bytes;
@@ -76,8 +77,10 @@ pub struct Requirements {
     pub disk_early_bytes: u128,
     /// Checkpoint disk with `--keep-levels all` (an estimate).
     pub disk_all_bytes: u128,
-    /// Generators: a level at depth k holds at most this to the k states.
-    pub generators: u64,
+    /// How many states a level at depth k holds at most (the canonical
+    /// words of length k).
+    #[serde(skip)]
+    pub words: WordGrowth,
     /// Checkpoint bytes of each level (index = depth) as modelled by
     /// [`modelled_levels`], each at most raw and at most
     /// [`SPARSE_BYTES_PER_STATE`] per stored state plus [`EMPTY_SHARD_BYTES`]
@@ -133,7 +136,7 @@ pub fn requirements(job: &Job) -> Requirements {
         disk_last2_bytes: LIVE_LEVELS * level + early,
         disk_early_bytes: early,
         disk_all_bytes: KEEP_ALL_LEVELS_FACTOR * level,
-        generators: job.puzzle.moves.len() as u64,
+        words: WordGrowth::of(&job.puzzle),
         level_file_bytes,
     }
 }
@@ -207,17 +210,20 @@ impl Requirements {
     /// Checkpoint disk the chosen retention needs when the search stops at
     /// `max_depth`: never more than [`Requirements::disk_bytes`], and never
     /// more than levels 0..=max_depth hold, a level at depth k being at most
-    /// raw and at most the generators^k states words of length k reach. A
-    /// short search of a huge space (`run loopover:4x4 --max-depth 5`)
-    /// needs megabytes, not the terabytes of the whole table.
+    /// raw and at most [`SPARSE_BYTES_PER_STATE`] for each canonical word of
+    /// length k (the counts `cayley bound` prints; a state's least shortest
+    /// word is canonical). A short search of a huge space (`run
+    /// loopover:4x4 --max-depth 5`) needs megabytes, not the terabytes of
+    /// the whole table; counting every word instead (24^k on the 4×4) made
+    /// its depth 7 a raw level, 19.3 GiB, against 3.2 GiB.
     pub fn disk_bytes_to(&self, keep: KeepLevels, max_depth: Option<u32>) -> u128 {
         let whole = self.disk_bytes(keep);
         let Some(depth) = max_depth else {
             return whole;
         };
         let overhead = self.shards as u128 * EMPTY_SHARD_BYTES;
-        let (mut total, mut words) = (0u128, 1u128);
-        for _ in 0..=depth {
+        let mut total = 0u128;
+        for words in self.words.up_to(depth as usize) {
             let level = words
                 .saturating_mul(SPARSE_BYTES_PER_STATE)
                 .saturating_add(overhead)
@@ -226,7 +232,6 @@ impl Requirements {
             if total >= whole {
                 break;
             }
-            words = words.saturating_mul(self.generators as u128);
         }
         total.min(whole)
     }
@@ -339,18 +344,22 @@ mod tests {
     #[test]
     fn a_depth_limit_bounds_the_disk_by_the_words_of_each_length() {
         let req = requirements_of("loopover:4x4");
-        assert_eq!(req.generators, 24);
         for keep in [KeepLevels::All, KeepLevels::Last2, KeepLevels::Every(3)] {
             assert_eq!(req.disk_bytes_to(keep, None), req.disk_bytes(keep));
             // Deep enough, the raw levels are the smaller bound.
             assert_eq!(req.disk_bytes_to(keep, Some(40)), req.disk_bytes(keep));
         }
-        // Depths 0..=5 hold at most 1 + 24 + … + 24^5 states, each level
-        // one index of empty shards on top.
-        let words: u128 = (0..=5).map(|k| 24u128.pow(k)).sum();
-        let expected = words * SPARSE_BYTES_PER_STATE + 6 * req.shards as u128 * EMPTY_SHARD_BYTES;
+        // Depths 0..=5 hold at most as many states as there are canonical
+        // words of length at most 5: 1,680,631 (Jia, Zhang and Xiang,
+        // Table 2; tests/data/published.md), each level one index of empty
+        // shards on top.
+        let expected = 1_680_631 * SPARSE_BYTES_PER_STATE + 6 * req.shards as u128 * EMPTY_SHARD_BYTES;
         assert_eq!(req.disk_bytes_to(KeepLevels::All, Some(5)), expected);
-        assert!(expected < 1 << 30, "{}", expected);
+        // To depth 7 (422,511,919 words of length at most 7), a few GiB
+        // where counting every word (24^7 at depth 7 alone) took raw levels.
+        let expected = 422_511_919 * SPARSE_BYTES_PER_STATE + 8 * req.shards as u128 * EMPTY_SHARD_BYTES;
+        assert_eq!(req.disk_bytes_to(KeepLevels::All, Some(7)), expected);
+        assert!(expected < 4 << 30, "{}", expected);
         assert!(req.disk_bytes(KeepLevels::All) > 50 << 30);
         // Never decreasing with the depth.
         let bounds: Vec<u128> = (0..20).map(|d| req.disk_bytes_to(KeepLevels::All, Some(d))).collect();
