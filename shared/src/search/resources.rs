@@ -20,7 +20,6 @@ use crate::files::checkpoint::{KeepLevels, EARLY_LEVELS_SHARE};
 use crate::job::Job;
 use crate::kernel::context::{block_occupancy_bytes, held_transition_bytes};
 use crate::kernel::lowtable::table_bytes;
-use crate::search::bound::WordGrowth;
 use crate::search::levels::modelled_levels;
 use crate::space::Space;
 use crate::units::human_bytes;
@@ -28,7 +27,10 @@ use serde::Serialize;
 use std::path::Path;
 
 mod cgroup;
+mod depth_bound;
 mod machine;
+
+pub use depth_bound::DepthBound;
 
 pub use machine::{
     available_memory, check_memory_here, check_threads_here, cores_here, default_budget, default_budget_of,
@@ -77,10 +79,10 @@ pub struct Requirements {
     pub disk_early_bytes: u128,
     /// Checkpoint disk with `--keep-levels all` (an estimate).
     pub disk_all_bytes: u128,
-    /// How many states a level at depth k holds at most (the canonical
-    /// words of length k).
+    /// Checkpoint bytes a level at depth k takes at most (see
+    /// [`DepthBound`]).
     #[serde(skip)]
-    pub words: WordGrowth,
+    pub depth_bound: DepthBound,
     /// Checkpoint bytes of each level (index = depth) as modelled by
     /// [`modelled_levels`], each at most raw and at most
     /// [`SPARSE_BYTES_PER_STATE`] per stored state plus [`EMPTY_SHARD_BYTES`]
@@ -136,7 +138,7 @@ pub fn requirements(job: &Job) -> Requirements {
         disk_last2_bytes: LIVE_LEVELS * level + early,
         disk_early_bytes: early,
         disk_all_bytes: KEEP_ALL_LEVELS_FACTOR * level,
-        words: WordGrowth::of(&job.puzzle),
+        depth_bound: DepthBound::of(job),
         level_file_bytes,
     }
 }
@@ -209,30 +211,23 @@ impl Requirements {
 
     /// Checkpoint disk the chosen retention needs when the search stops at
     /// `max_depth`: never more than [`Requirements::disk_bytes`], and never
-    /// more than levels 0..=max_depth hold, a level at depth k being at most
-    /// raw and at most [`SPARSE_BYTES_PER_STATE`] for each canonical word of
-    /// length k (the counts `cayley bound` prints; a state's least shortest
-    /// word is canonical). A short search of a huge space (`run
-    /// loopover:4x4 --max-depth 5`) needs megabytes, not the terabytes of
-    /// the whole table; counting every word instead (24^k on the 4×4) made
-    /// its depth 7 a raw level, 19.3 GiB, against 3.2 GiB.
+    /// more than levels 0..=max_depth take at most ([`DepthBound`]: the
+    /// canonical words of each length, `cayley bound`'s counts, over the
+    /// states a stored bit stands for). A short search of a huge space
+    /// (`run loopover:4x4 --max-depth 5`) needs megabytes, not the
+    /// terabytes of the whole table: counting every word of k moves (24^k
+    /// on the 4×4) and a stored bit a state planned its depth 8 at 39.3
+    /// GiB (`last2`), whose checkpoint peaked at 141 MB.
     pub fn disk_bytes_to(&self, keep: KeepLevels, max_depth: Option<u32>) -> u128 {
         let whole = self.disk_bytes(keep);
         let Some(depth) = max_depth else {
             return whole;
         };
-        let overhead = self.shards as u128 * EMPTY_SHARD_BYTES;
-        let mut total = 0u128;
-        for words in self.words.up_to(depth as usize) {
-            let level = words
-                .saturating_mul(SPARSE_BYTES_PER_STATE)
-                .saturating_add(overhead)
-                .min(self.level_bytes);
-            total = total.saturating_add(level);
-            if total >= whole {
-                break;
-            }
-        }
+        let total = self
+            .depth_bound
+            .levels_to(depth)
+            .into_iter()
+            .fold(0u128, u128::saturating_add);
         total.min(whole)
     }
 }
@@ -349,17 +344,23 @@ mod tests {
             // Deep enough, the raw levels are the smaller bound.
             assert_eq!(req.disk_bytes_to(keep, Some(40)), req.disk_bytes(keep));
         }
-        // Depths 0..=5 hold at most as many states as there are canonical
-        // words of length at most 5: 1,680,631 (Jia, Zhang and Xiang,
-        // Table 2; tests/data/published.md), each level one index of empty
-        // shards on top.
-        let expected = 1_680_631 * SPARSE_BYTES_PER_STATE + 6 * req.shards as u128 * EMPTY_SHARD_BYTES;
-        assert_eq!(req.disk_bytes_to(KeepLevels::All, Some(5)), expected);
-        // To depth 7 (422,511,919 words of length at most 7), a few GiB
-        // where counting every word (24^7 at depth 7 alone) took raw levels.
-        let expected = 422_511_919 * SPARSE_BYTES_PER_STATE + 8 * req.shards as u128 * EMPTY_SHARD_BYTES;
-        assert_eq!(req.disk_bytes_to(KeepLevels::All, Some(7)), expected);
-        assert!(expected < 4 << 30, "{}", expected);
+        // Depths 0..=7 hold at most as many states as there are canonical
+        // words of each length (Jia, Zhang and Xiang, Table 2, per length;
+        // tests/data/published.md), a stored bit standing for at most the
+        // 128 symmetries' states and for one at least; each level's headers
+        // and index entries on top.
+        let words: [u128; 8] = [1, 24, 396, 6264, 99306, 1574640, 24966792, 395864496];
+        let overhead =
+            req.chunks as u128 * crate::files::format::HEADER_LEN as u128 + req.shards as u128 * EMPTY_SHARD_BYTES;
+        let planned = req.disk_bytes_to(KeepLevels::All, Some(7));
+        let fewest: u128 = words
+            .iter()
+            .map(|w| w.div_ceil(128) * SPARSE_BYTES_PER_STATE + overhead)
+            .sum();
+        let most: u128 = words.iter().map(|w| w * SPARSE_BYTES_PER_STATE + overhead).sum();
+        assert!(fewest <= planned && planned <= most, "{fewest} {planned} {most}");
+        // Under a GiB to depth 8, where the raw levels take 19.3 GiB each.
+        assert!(req.disk_bytes_to(KeepLevels::Last2, Some(8)) < 1 << 30);
         assert!(req.disk_bytes(KeepLevels::All) > 50 << 30);
         // Never decreasing with the depth.
         let bounds: Vec<u128> = (0..20).map(|d| req.disk_bytes_to(KeepLevels::All, Some(d))).collect();
