@@ -115,7 +115,9 @@ pub fn counting_bound(moves: &[Perm], states: &BigNat) -> Result<CountingBound, 
 /// How many states each distance from solved can hold at most: the
 /// canonical words of that length (one per state: its least shortest
 /// word), counted by the transfer matrix over classes of last moves. A
-/// puzzle with guarded moves is not a Cayley graph, and every word counts.
+/// puzzle with guarded moves is not a Cayley graph: there, the moves legal
+/// at once, less the one undoing the last move when every move has one
+/// (a sliding puzzle: 4·3^(k−1) words of k moves, not 48^k on the 4×4).
 #[derive(Clone, Debug)]
 pub struct WordGrowth {
     sizes: Vec<u64>,
@@ -126,10 +128,11 @@ impl WordGrowth {
     /// The growth bound of `puzzle`'s moves.
     pub fn of(puzzle: &Puzzle) -> WordGrowth {
         if puzzle.moves.iter().any(|m| m.guard.is_some()) {
-            let moves = puzzle.moves.len() as u64;
+            let legal = legal_at_once(puzzle);
+            let undone = u64::from(puzzle.is_undirected());
             return WordGrowth {
-                sizes: vec![moves],
-                matrix: vec![vec![moves]],
+                sizes: vec![legal],
+                matrix: vec![vec![legal.saturating_sub(undone)]],
             };
         }
         let (generators, _) = puzzle.point_generators();
@@ -153,6 +156,30 @@ impl WordGrowth {
         }
         out
     }
+}
+
+/// Moves legal in one state at most: every unguarded move, and of those
+/// guarded by a piece, the most guarded on any one slot (the piece is in
+/// one slot). In a coded puzzle a guard names a class of identical pieces,
+/// which may fill several slots: every move then counts.
+fn legal_at_once(puzzle: &Puzzle) -> u64 {
+    if puzzle.coding.is_some() {
+        return puzzle.moves.len() as u64;
+    }
+    let mut guarded: HashMap<(usize, usize), u64> = HashMap::new();
+    let mut unguarded = 0;
+    for m in &puzzle.moves {
+        match m.guard {
+            Some(g) => *guarded.entry((g.piece, g.slot)).or_default() += 1,
+            None => unguarded += 1,
+        }
+    }
+    let mut most_per_piece: HashMap<usize, u64> = HashMap::new();
+    for (&(piece, _), &count) in &guarded {
+        let most = most_per_piece.entry(piece).or_default();
+        *most = (*most).max(count);
+    }
+    unguarded + most_per_piece.values().sum::<u64>()
 }
 
 /// The transfer-matrix count itself, for any class structure: `sizes[c]`

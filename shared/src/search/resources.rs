@@ -286,8 +286,14 @@ impl Requirements {
         } else {
             "; use a checkpoint directory on a larger filesystem or a cluster's shared filesystem".to_string()
         };
+        // A search cut short needs a fraction of a raw level, which "0.0
+        // raw levels" would hide: its depth says where the need comes from.
+        let scale = match max_depth {
+            Some(depth) => format!("to depth {depth}"),
+            None => format!("({:.1} raw levels)", need as f64 / self.level_bytes.max(1) as f64),
+        };
         Some(format!(
-            "'{}' is too large for this disk: {} states, stored as {} bits, take {} per level raw in {} shards, and --keep-levels {} needs about {} of checkpoint disk ({:.1} raw levels), but {} has {} free{}",
+            "'{}' is too large for this disk: {} states, stored as {} bits, take {} per level raw in {} shards, and --keep-levels {} needs about {} of checkpoint disk {}, but {} has {} free{}",
             job.puzzle.spec,
             job.reachable_text(),
             job.space.states(),
@@ -295,7 +301,7 @@ impl Requirements {
             self.shards,
             keep.name(),
             human_bytes(need),
-            need as f64 / self.level_bytes.max(1) as f64,
+            scale,
             checkpoint.display(),
             human_bytes(free as u128),
             hint
