@@ -101,12 +101,12 @@ pub struct CountingBound {
 /// in the order that defines canonical words) and `states` reachable states.
 pub fn counting_bound(moves: &[Perm], states: &BigNat) -> Result<CountingBound, BoundError> {
     let gens = distinct_generators(moves);
-    let (sizes, matrix) = transfer_matrix(&allowed_successors(&gens));
-    let cumulative = cumulative_counts(&sizes, &matrix, states)?;
+    let growth = WordGrowth::canonical(&gens);
+    let cumulative = cumulative_counts(&growth.sizes, &growth.matrix, states)?;
     Ok(CountingBound {
         states: states.clone(),
         generators: gens.len(),
-        classes: sizes.len(),
+        classes: growth.sizes.len(),
         bound: cumulative.len() - 1,
         cumulative,
     })
@@ -136,7 +136,12 @@ impl WordGrowth {
             };
         }
         let (generators, _) = puzzle.point_generators();
-        let (sizes, matrix) = transfer_matrix(&allowed_successors(&distinct_generators(&generators)));
+        WordGrowth::canonical(&distinct_generators(&generators))
+    }
+
+    /// The canonical words of distinct non-identity generators `gens`.
+    fn canonical(gens: &[Perm]) -> WordGrowth {
+        let (sizes, matrix) = transfer_matrix(&allowed_successors(gens));
         WordGrowth { sizes, matrix }
     }
 
