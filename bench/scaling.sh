@@ -25,8 +25,8 @@
 #   and drifts between rounds more than within one), WORKERS (K values, default "2 4"; empty: no K table), MEMORY
 #   (default: 20G or half the machine's memory, whichever is less), LIMIT
 #   (seconds per run, default 600: a run past it is reported as such),
-#   SCRATCH (default: whichever of /dev/shm, the temp dir and /var/tmp has
-#   the most room), CEILING (copy counts K, default none: K 1-thread runs of
+#   SCRATCH (default: /dev/shm when it has 16 GiB free, else whichever of
+#   /dev/shm, the temp dir and /var/tmp has the most room), CEILING (copy counts K, default none: K 1-thread runs of
 #   each job at once, each its own process and checkpoint, and K times the
 #   1-thread wall over theirs, the speed-up K threads could reach if they
 #   shared nothing but the machine: its cores' clock, caches and memory).
@@ -52,13 +52,21 @@ ROUNDS=${ROUNDS:-1}
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 if [ -z "${SCRATCH:-}" ]; then
-  # The filesystem with the most room: the 4×4's disk check plans its
-  # whole checkpoint (40 GiB under last2), whatever --max-depth says.
-  best=0
-  for d in /dev/shm "${TMPDIR:-/tmp}" /var/tmp; do
-    free=$(df -Pk "$d" 2>/dev/null | awk 'NR==2{print $4}')
-    if [ -n "$free" ] && [ "$free" -gt "$best" ]; then best=$free; SCRATCH=$d; fi
-  done
+  # /dev/shm when it has 16 GiB free, else the filesystem with the most
+  # room. The planned checkpoints (`cayley info`): 4x4 1017 MiB, 4x4d9
+  # 7.1 GiB, 3x5 3.0 GiB, 2x6 229 MiB, times the CEILING copies; tmpfs
+  # keeps the filesystem out of the thread figures (an ext4 without a
+  # journal made depth 5 of the 4x4 3-4x slower: docs/history.md, 2026-12-02).
+  shm=$(df -Pk /dev/shm 2>/dev/null | awk 'NR==2{print $4}')
+  if [ -n "$shm" ] && [ "$shm" -ge $((16 * 1024 * 1024)) ]; then
+    SCRATCH=/dev/shm
+  else
+    best=0
+    for d in /dev/shm "${TMPDIR:-/tmp}" /var/tmp; do
+      free=$(df -Pk "$d" 2>/dev/null | awk 'NR==2{print $4}')
+      if [ -n "$free" ] && [ "$free" -gt "$best" ]; then best=$free; SCRATCH=$d; fi
+    done
+  fi
 fi
 work=$(mktemp -d "$SCRATCH/cayley-scaling.XXXXXX")
 trap 'rm -rf "$work"' EXIT
