@@ -22,7 +22,8 @@ fn repository() -> &'static Path {
 }
 
 /// README.md's indented command lines that are not the synopsis, and those
-/// of docs/guide.md that README does not have.
+/// of docs/guide.md that README does not have; a line of commands joined by
+/// `&&` gives each of them.
 fn readme_commands() -> Vec<String> {
     let mut text = String::new();
     for doc in ["README.md", "docs/guide.md"] {
@@ -32,7 +33,8 @@ fn readme_commands() -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     text.lines()
         .filter(|l| l.starts_with("    "))
-        .map(str::trim)
+        // The set-up line builds and then runs: each command on its own.
+        .flat_map(|l| l.trim().split(" && "))
         .filter(|l| {
             ["cargo ", "cayley", "target/release/cayley"]
                 .iter()
