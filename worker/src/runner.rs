@@ -328,14 +328,15 @@ impl TaskRunner {
     }
 
     /// Computes `F_{from_level+1}` of every shard of `chunk` and writes its
-    /// chunk file. `on_unit` gets the states each unit of progress found.
+    /// chunk file. `on_units` gets each run of units of progress done and
+    /// the states they found.
     pub fn compute_chunk(
         &self,
         from_level: u32,
         chunk: u64,
-        on_unit: &(dyn Fn(u64) + Sync),
+        on_units: &(dyn Fn(u64, u64) + Sync),
     ) -> Result<TaskResult, TaskError> {
-        self.compute_chunk_until(from_level, chunk, on_unit, &|_| {}, &|_| {}, &AtomicBool::new(false))
+        self.compute_chunk_until(from_level, chunk, on_units, &|_| {}, &|_| {}, &AtomicBool::new(false))
     }
 
     /// [`Self::compute_chunk`] that gives up, writing nothing, once `stop`
@@ -356,7 +357,7 @@ impl TaskRunner {
         &self,
         from_level: u32,
         chunk: u64,
-        on_unit: &(dyn Fn(u64) + Sync),
+        on_units: &(dyn Fn(u64, u64) + Sync),
         on_shards_done: &(dyn Fn(ShardsDone) + Sync),
         on_others_empty: &(dyn Fn(Vec<u64>) + Sync),
         stop: &AtomicBool,
@@ -397,7 +398,7 @@ impl TaskRunner {
         // levels, rayon's idle spinning took a fifth of the CPU). Its file
         // is closed here, off the pool, so that an fsync holds up no thread
         // another task could use.
-        let task = Task::new(self, view, &items, writer, on_unit, stop);
+        let task = Task::new(self, view, &items, writer, on_units, stop);
         let (writer, totals) = if gains_nothing {
             task.run_gaining_nothing()?
         } else {

@@ -46,11 +46,11 @@ impl Counts {
         }
     }
 
-    /// One unit done that found `found` states, on this thread's line.
-    fn add(&self, found: u64) {
+    /// `units` units done that found `found` states, on this thread's line.
+    fn add(&self, units: u64, found: u64) {
         let at = rayon::current_thread_index().map_or(0, |i| i + 1);
         let line = &self.lines[at.min(self.lines.len() - 1)];
-        line.units.fetch_add(1, Ordering::Relaxed);
+        line.units.fetch_add(units, Ordering::Relaxed);
         line.found.fetch_add(found, Ordering::Relaxed);
     }
 
@@ -119,7 +119,7 @@ pub(super) async fn run_task(
             runner.compute_chunk_until(
                 task.from_level,
                 task.chunk,
-                &|found| counts.add(found),
+                &|units, found| counts.add(units, found),
                 &|done| match done {
                     ShardsDone::AtMost(shards) => window.shrink_to(shards),
                     ShardsDone::GainsNothing | ShardsDone::Computed => window.release(),
@@ -281,16 +281,17 @@ mod tests {
         let counts = Counts::new(threads);
         pool.install(|| {
             use rayon::prelude::*;
-            (0..1000u64).into_par_iter().for_each(|i| counts.add(i % 7));
+            (0..1000u64).into_par_iter().for_each(|i| counts.add(1 + i % 3, i % 7));
         });
-        counts.add(5);
+        counts.add(1, 5);
         // A thread of a bigger pool counts on the last line.
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads + 2)
             .build()
             .unwrap()
-            .broadcast(|_| counts.add(1));
+            .broadcast(|_| counts.add(1, 1));
+        let units: u64 = (0..1000u64).map(|i| 1 + i % 3).sum::<u64>() + 1 + (threads as u64 + 2);
         let found: u64 = (0..1000u64).map(|i| i % 7).sum::<u64>() + 5 + (threads as u64 + 2);
-        assert_eq!(counts.totals(), (1000 + 1 + threads as u64 + 2, found));
+        assert_eq!(counts.totals(), (units, found));
     }
 }

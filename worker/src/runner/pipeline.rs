@@ -141,7 +141,8 @@ pub(super) struct Task<'a> {
     totals: Mutex<Totals>,
     failure: Mutex<Option<TaskError>>,
     failed: AtomicBool,
-    on_unit: &'a (dyn Fn(u64) + Sync),
+    /// Units of progress done and the states they found.
+    on_units: &'a (dyn Fn(u64, u64) + Sync),
     stop: &'a AtomicBool,
     /// Whether a next level reads this one's outputs (see
     /// [`TaskRunner::note_lease`]): kept in the cache only then.
@@ -160,7 +161,7 @@ impl<'a> Task<'a> {
         view: &'a LevelView,
         items: &'a [Item],
         writer: ChunkWriter,
-        on_unit: &'a (dyn Fn(u64) + Sync),
+        on_units: &'a (dyn Fn(u64, u64) + Sync),
         stop: &'a AtomicBool,
     ) -> Task<'a> {
         Task {
@@ -179,7 +180,7 @@ impl<'a> Task<'a> {
             totals: Mutex::new(Totals::default()),
             failure: Mutex::new(None),
             failed: AtomicBool::new(false),
-            on_unit,
+            on_units,
             stop,
             keep_outputs: runner.keeps_level(view.from_level + 1),
         }
@@ -231,7 +232,9 @@ impl<'a> Task<'a> {
         let started = Instant::now();
         let units = self.runner.ctx.job.space.units_per_shard();
         self.runner.skip(self.view.from_level, skipped.clone());
-        (0..(skipped.end - skipped.start) * units).for_each(|_| (self.on_unit)(0));
+        // One call for the run: a call a unit was 0.5 % of a 1-thread
+        // 4×4 to depth 8 and 3 % of its depths 1–6.
+        (self.on_units)((skipped.end - skipped.start) * units, 0);
         totals.other += started.elapsed().as_secs_f64();
     }
 
@@ -354,7 +357,7 @@ impl<'a> Task<'a> {
         // (Only the last item can be a run without a computed shard, so
         // `i` computed shards come before this one.)
         let split = self.computed - i < rayon::current_num_threads();
-        let found = expand(runner, &mut gathered, split, self.on_unit);
+        let found = expand(runner, &mut gathered, split, self.on_units);
         let preparing = Instant::now();
         totals.compute += (preparing - computing).as_secs_f64();
         let prepared = match found {

@@ -86,9 +86,16 @@ impl TaskRunner {
         }
         if counts.per_shard.is_empty() {
             *counts = self.saved_counts(level, capacity).unwrap_or_else(|| Counts {
-                // Zeroed pages of the kernel's until a level writes them:
-                // the first levels touch a few.
-                per_shard: vec![0u32; shards as usize],
+                // Every page written now, on the pool. Zeroed pages left to
+                // the kernel (`vec![0; n]`) were first read (a level's sum,
+                // the counts file) and so mapped to its shared zero page;
+                // the first store to each then flushed the TLB of every
+                // core the process ran on: 45 of 4,000 samples a second of
+                // a 2-thread 4×4 to depth 8 (docs/history.md, "The
+                // Intel VM's figures").
+                per_shard: self
+                    .pool
+                    .install(|| (0..shards).into_par_iter().map(|_| 0u32).collect()),
                 ..Counts::default()
             });
         }

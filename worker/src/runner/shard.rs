@@ -321,11 +321,11 @@ pub(super) fn expand(
     runner: &TaskRunner,
     gathered: &mut Gathered<'_>,
     split: bool,
-    on_unit: &(dyn Fn(u64) + Sync),
+    on_units: &(dyn Fn(u64, u64) + Sync),
 ) -> Option<(TaskStats, Option<Vec<u32>>)> {
     let ctx = &runner.ctx;
     if reaches_nothing(gathered) {
-        (0..ctx.job.space.units_per_shard()).for_each(|_| on_unit(0));
+        on_units(ctx.job.space.units_per_shard(), 0);
         return None;
     }
     let previous: &[u64] = match (&gathered.seen, &gathered.wider, &gathered.before) {
@@ -356,7 +356,9 @@ pub(super) fn expand(
         list_up_to: list::most_listed(gathered.output.len() as u64 * 64),
         output_zeroed: true,
     };
-    Some(ctx.expand(gathered.shard, &inputs, &mut gathered.output, on_unit))
+    Some(ctx.expand(gathered.shard, &inputs, &mut gathered.output, &|found| {
+        on_units(1, found)
+    }))
 }
 
 /// A computed output of `found` set bits (the kernel's count, and its list

@@ -62,7 +62,7 @@ fn levels(runner: &TaskRunner) -> Levels {
     for from in 0.. {
         let mut states = 0;
         for chunk in 0..chunks {
-            let task = runner.compute_chunk(from, chunk, &|_| {}).unwrap();
+            let task = runner.compute_chunk(from, chunk, &|_, _| {}).unwrap();
             states += task.states;
             out.misses += task.io.cache.lookups - task.io.cache.hits;
         }
@@ -114,7 +114,7 @@ fn levels_side_by_side(runner: &TaskRunner, parallel: usize) -> Vec<u64> {
                     if chunk >= chunks {
                         break;
                     }
-                    let task = runner.compute_chunk(from, chunk, &|_| {}).unwrap();
+                    let task = runner.compute_chunk(from, chunk, &|_, _| {}).unwrap();
                     states.fetch_add(task.states, std::sync::atomic::Ordering::Relaxed);
                 });
             }
@@ -182,7 +182,7 @@ fn a_task_failing_beside_another_leaves_the_other_whole() {
         copy_checkpoint(dir.path(), copy.path());
         let runner = TaskRunner::new(job.clone(), copy.path(), 64 << 20, 2, WRITE).unwrap();
         (0..job.chunking.chunks())
-            .map(|c| runner.compute_chunk(2, c, &|_| {}).unwrap().stored)
+            .map(|c| runner.compute_chunk(2, c, &|_, _| {}).unwrap().stored)
             .collect()
     };
     let path = CheckpointDir::existing(dir.path()).chunk_path(2, chunk);
@@ -194,7 +194,7 @@ fn a_task_failing_beside_another_leaves_the_other_whole() {
         let handles: Vec<_> = (0..job.chunking.chunks())
             .map(|c| {
                 let runner = &runner;
-                s.spawn(move || runner.compute_chunk(2, c, &|_| {}))
+                s.spawn(move || runner.compute_chunk(2, c, &|_, _| {}))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
@@ -357,7 +357,7 @@ fn chunks_said_empty_gain_no_state_and_the_table_stays_whole() {
             let stop = AtomicBool::new(false);
             let on_shards_done = |done| said.lock().unwrap().push(done);
             let task = runner
-                .compute_chunk_until(from, chunk, &|_| {}, &on_shards_done, &|_| {}, &stop)
+                .compute_chunk_until(from, chunk, &|_, _| {}, &on_shards_done, &|_| {}, &stop)
                 .unwrap();
             states += task.states;
             let said = said.into_inner().unwrap();
@@ -433,7 +433,7 @@ fn computed() -> (Job, tempfile::TempDir, u64, ShardEntry) {
 fn level_3_errors(job: &Job, dir: &Path) -> Vec<TaskError> {
     let runner = TaskRunner::new(job.clone(), dir, 64 << 20, 2, WRITE).unwrap();
     (0..job.chunking.chunks())
-        .filter_map(|chunk| runner.compute_chunk(2, chunk, &|_| {}).err())
+        .filter_map(|chunk| runner.compute_chunk(2, chunk, &|_, _| {}).err())
         .collect()
 }
 

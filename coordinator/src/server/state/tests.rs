@@ -101,7 +101,7 @@ impl Harness {
     fn compute(&mut self, task: &Task) -> TaskDone {
         let r = self
             .runner
-            .compute_chunk(task.from_level, task.chunk, &|_| {})
+            .compute_chunk(task.from_level, task.chunk, &|_, _| {})
             .unwrap_or_else(|e| panic!("task ({}, {}): {}", task.from_level, task.chunk, e));
         done_message(&r)
     }
@@ -123,7 +123,7 @@ impl Harness {
     fn run_until(&mut self, worker: u64, levels: usize) {
         while self.state.phase == Phase::Running && self.state.manifest.levels.len() < levels {
             let task = self.lease(worker);
-            match self.runner.compute_chunk(task.from_level, task.chunk, &|_| {}) {
+            match self.runner.compute_chunk(task.from_level, task.chunk, &|_, _| {}) {
                 Ok(r) => assert_eq!(
                     self.state.complete(worker, task.lease_id, done_message(&r)),
                     Verdict::Accepted

@@ -41,7 +41,7 @@ fn a_level_is_held_still_where_it_fits_half_the_budget() {
                 let chunks = 0..runner.ctx.job.chunking.chunks();
                 depths.push(
                     chunks
-                        .map(|c| runner.compute_chunk(from, c, &|_| {}).unwrap().states)
+                        .map(|c| runner.compute_chunk(from, c, &|_, _| {}).unwrap().states)
                         .sum(),
                 );
             }

@@ -22,7 +22,7 @@ fn the_last_level_keeps_nothing_for_a_next() {
                 let chunks = 0..runner.ctx.job.chunking.chunks();
                 depths.push(
                     chunks
-                        .map(|c| runner.compute_chunk(from, c, &|_| {}).unwrap().states)
+                        .map(|c| runner.compute_chunk(from, c, &|_, _| {}).unwrap().states)
                         .sum(),
                 );
             }
@@ -35,7 +35,7 @@ fn the_last_level_keeps_nothing_for_a_next() {
                 runner.note_lease(last, false);
                 let chunks = 0..runner.ctx.job.chunking.chunks();
                 for c in chunks {
-                    runner.compute_chunk(last - 1, c, &|_| {}).unwrap();
+                    runner.compute_chunk(last - 1, c, &|_, _| {}).unwrap();
                 }
                 let mut again = 0;
                 runner.store.each_stripe(|h| again += h.cache.held_for(last));

@@ -22,7 +22,7 @@ fn levels_without_empty_chunks(runner: &TaskRunner) -> (Vec<u64>, u64) {
             }
             let note = |others: Vec<u64>| recorded.lock().unwrap().extend(others);
             let task = runner
-                .compute_chunk_until(from, chunk, &|_| {}, &|_| {}, &note, &AtomicBool::new(false))
+                .compute_chunk_until(from, chunk, &|_, _| {}, &|_| {}, &note, &AtomicBool::new(false))
                 .unwrap();
             states += task.states;
             evaluations += task.evaluations;
@@ -66,7 +66,7 @@ fn shards_gaining_nothing_keep_their_unions() {
     let mut depths = vec![1];
     for from in 0.. {
         let tasks: Vec<TaskResult> = (0..chunks)
-            .map(|c| every.compute_chunk(from, c, &|_| {}).unwrap())
+            .map(|c| every.compute_chunk(from, c, &|_, _| {}).unwrap())
             .collect();
         evaluations += tasks.iter().map(|t| t.evaluations).sum::<u64>();
         match tasks.iter().map(|t| t.states).sum() {

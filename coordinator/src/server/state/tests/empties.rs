@@ -40,7 +40,7 @@ fn run_reporting_empties(h: &mut Harness, worker: u64) -> u64 {
             .compute_chunk_until(
                 task.from_level,
                 task.chunk,
-                &|_| {},
+                &|_, _| {},
                 &|_| {},
                 &|others| *claimed.lock().unwrap() = others,
                 &std::sync::atomic::AtomicBool::new(false),
