@@ -53,7 +53,10 @@ struct Levels {
 }
 
 /// Computes levels 1, 2, … every chunk in turn until a level is empty.
+/// Each task's progress must add up: every unit of its chunk done once,
+/// and the states the units found the bits of its file.
 fn levels(runner: &TaskRunner) -> Levels {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     let chunks = runner.ctx.job.chunking.chunks();
     let mut out = Levels {
         depths: vec![1],
@@ -62,7 +65,20 @@ fn levels(runner: &TaskRunner) -> Levels {
     for from in 0.. {
         let mut states = 0;
         for chunk in 0..chunks {
-            let task = runner.compute_chunk(from, chunk, &|_, _| {}).unwrap();
+            let (units, found) = (AtomicU64::new(0), AtomicU64::new(0));
+            let on_units = |u: u64, f: u64| {
+                units.fetch_add(u, Relaxed);
+                found.fetch_add(f, Relaxed);
+            };
+            let task = runner.compute_chunk(from, chunk, &on_units).unwrap();
+            assert_eq!(
+                units.into_inner(),
+                runner.units_of_chunk(chunk),
+                "level {} chunk {}",
+                from + 1,
+                chunk
+            );
+            assert_eq!(found.into_inner(), task.stored, "level {} chunk {}", from + 1, chunk);
             states += task.states;
             out.misses += task.io.cache.lookups - task.io.cache.hits;
         }
