@@ -29,6 +29,14 @@ impl OutDir {
                 e
             )
         };
+        // Said as what it is: the system's reason for a file in the way,
+        // "File exists", read as if the folder were taken.
+        if path.exists() && !path.is_dir() {
+            anyhow::bail!(
+                "--out {} is a file, not a folder; choose a new or empty folder with --out",
+                path.display()
+            );
+        }
         let made = MadeDir::create(&path).map_err(refuse)?;
         let probe = tempfile::Builder::new().prefix(".cayley-probe-").tempfile_in(&path);
         match probe {
@@ -157,6 +165,8 @@ mod tests {
         std::fs::write(&file, b"x").unwrap();
         let err = OutDir::prepare(&file.join("a/b")).unwrap_err().to_string();
         assert!(err.contains("cannot write results to"), "{}", err);
+        let err = OutDir::prepare(&file).unwrap_err().to_string();
+        assert!(err.contains("is a file, not a folder"), "{}", err);
         let deep = dir.path().join("x/y/z");
         let out = OutDir::prepare(&deep).unwrap();
         assert!(out.path.is_absolute() && deep.is_dir());

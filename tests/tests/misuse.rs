@@ -54,6 +54,12 @@ const CASES: &[(&str, &str, &[&str])] = &[
         &["memory budget of 1.0 KiB is too small", "--memory"],
     ),
     ("cayley", "{run} --max-depth -1", &["--max-depth", "not a whole number"]),
+    // A whole number past the type's largest: "not a whole number" before.
+    (
+        "cayley",
+        "{run} --max-depth 99999999999",
+        &["--max-depth", "'99999999999' is too large", "at most 4294967295"],
+    ),
     // Depth 0 is the solved state alone: it computed depth 1 and said so.
     ("cayley", "{run} --max-depth 0", &["--max-depth", "'0'", "at least 1"]),
     (
@@ -137,6 +143,12 @@ const CASES: &[(&str, &str, &[&str])] = &[
         &["a-file:1", "not supported"],
     ),
     // run: paths
+    // A file in the way: "File exists (os error 17)" before.
+    (
+        "cayley",
+        "run loopover:2x3 --checkpoint-dir {dir}/ck --out {dir}/a-file",
+        &["--out", "a-file is a file, not a folder"],
+    ),
     (
         "cayley",
         "run loopover:2x3 --checkpoint-dir {dir}/ck --out {dir}/a-file/out",

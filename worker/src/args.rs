@@ -28,12 +28,31 @@ pub fn parse_args<T: Parser>() -> T {
     }
 }
 
+/// The whole-number types of the options, with their largest value.
+pub trait Whole: std::str::FromStr + PartialOrd + From<u8> + std::fmt::Display {
+    const MAX: Self;
+}
+
+impl Whole for u32 {
+    const MAX: Self = u32::MAX;
+}
+
+impl Whole for u64 {
+    const MAX: Self = u64::MAX;
+}
+
+impl Whole for usize {
+    const MAX: Self = usize::MAX;
+}
+
 /// Value parser of counts that must be at least 1 (threads, workers,
 /// nodes, seconds): `--threads 0` is refused, not taken to mean something.
-pub fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(text: &str) -> Result<T, String> {
+pub fn at_least_one<T: Whole>(text: &str) -> Result<T, String> {
+    let not_one = || format!("'{}' is not a whole number of at least 1", text);
     match text.trim().parse::<T>() {
         Ok(n) if n >= T::from(1) => Ok(n),
-        _ => Err(format!("'{}' is not a whole number of at least 1", text)),
+        Ok(_) => Err(not_one()),
+        Err(_) => Err(too_large::<T>(text).unwrap_or_else(not_one)),
     }
 }
 
@@ -41,10 +60,18 @@ pub fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(text: &str) ->
 /// `-1` or `two` is refused with the flag's name, not taken by clap for an
 /// unknown option (its tip "to pass '-1' as a value, use '-- -1'" was the
 /// whole message).
-pub fn whole_number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+pub fn whole_number<T: Whole>(text: &str) -> Result<T, String> {
     text.trim()
         .parse::<T>()
-        .map_err(|_| format!("'{}' is not a whole number (0, 1, 2, ...)", text))
+        .map_err(|_| too_large::<T>(text).unwrap_or_else(|| format!("'{}' is not a whole number (0, 1, 2, ...)", text)))
+}
+
+/// The message for digits past `T`'s largest value: they are a whole
+/// number, and "not a whole number" sent the user looking for a typo.
+fn too_large<T: Whole>(text: &str) -> Option<String> {
+    let digits = text.trim();
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| format!("'{}' is too large: at most {}", digits, T::MAX))
 }
 
 /// Value parser of a coordinator's URL: `http://` or `https://`, a host
@@ -117,6 +144,17 @@ mod tests {
     fn whole_numbers_start_at_zero() {
         assert_eq!(whole_number::<u32>("0"), Ok(0));
         assert!(whole_number::<u32>("-1").unwrap_err().contains("not a whole number"));
+    }
+
+    #[test]
+    fn numbers_past_the_type_say_how_large_they_may_be() {
+        // 2^32: a whole number, one past u32's largest.
+        let e = at_least_one::<u32>("4294967296").unwrap_err();
+        assert_eq!(e, "'4294967296' is too large: at most 4294967295");
+        assert_eq!(at_least_one::<u32>("4294967295"), Ok(u32::MAX));
+        let e = whole_number::<u64>("18446744073709551616").unwrap_err();
+        assert!(e.contains("at most 18446744073709551615"), "{}", e);
+        assert!(whole_number::<u32>("12x").unwrap_err().contains("not a whole number"));
     }
 
     #[test]
