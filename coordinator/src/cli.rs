@@ -291,6 +291,11 @@ pub struct ResumeArgs {
     pub checkpoint_dir: PathBuf,
     #[command(flatten)]
     pub local: LocalArgs,
+    /// Go on to depth D, deeper than the job has reached: a job cut at
+    /// --max-depth continues from the levels it has (a D past the diameter
+    /// runs it to its end, complete); without it the job keeps its limit.
+    #[arg(long, allow_hyphen_values = true, value_name = "D", value_parser = at_least_one::<u32>)]
+    pub max_depth: Option<u32>,
 }
 
 #[derive(Args, Debug)]

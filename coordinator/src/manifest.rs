@@ -243,6 +243,11 @@ pub struct Manifest {
     /// finishes it removes it, as the run would have.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub temporary: bool,
+    /// Set by `cayley resume --max-depth` on a job that finished at its
+    /// depth limit: the coordinator goes on from its last level (and
+    /// clears it). A job that ended by itself never gets it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub go_deeper: bool,
 }
 
 impl Manifest {
@@ -287,6 +292,7 @@ impl Manifest {
             memory: None,
             out: None,
             temporary: false,
+            go_deeper: false,
         }
     }
 
@@ -353,6 +359,17 @@ impl Manifest {
     /// Total states of the completed levels.
     pub fn states(&self) -> u128 {
         self.levels.iter().map(|l| l.count as u128).sum()
+    }
+
+    /// The deepest level recorded.
+    pub fn depth_reached(&self) -> u32 {
+        self.levels.len().saturating_sub(1) as u32
+    }
+
+    /// True for a finished job whose table ended by itself (a level with no
+    /// state), not at its depth limit: nothing lies deeper.
+    pub fn ended(&self) -> bool {
+        self.finished && self.max_depth.is_none_or(|m| self.depth_reached() < m)
     }
 }
 

@@ -327,7 +327,14 @@ fn finer_plan_fitting(args: &PuzzleArgs, job: &Job, budget: u64) -> Option<(Fine
 fn job_of_manifest(manifest: &Manifest) -> anyhow::Result<Job> {
     let metric = manifest.job.metric.parse().map_err(|e: String| anyhow::anyhow!(e))?;
     let puzzle = parse_puzzle_with_file(&manifest.job.puzzle, metric, manifest.job.definition.as_deref())?;
-    Ok(Job::new(puzzle, Some(manifest.job.shard_pieces))?.with_chunk_shards(Some(manifest.job.chunk_shards)))
+    // An unreadable fingerprint matches no plan: `check_matches` names it.
+    let fingerprint = u64::from_str_radix(&manifest.fingerprint, 16).unwrap_or(0);
+    Job::recorded(
+        puzzle,
+        manifest.job.shard_pieces,
+        manifest.job.chunk_shards,
+        fingerprint,
+    )
 }
 
 #[cfg(test)]

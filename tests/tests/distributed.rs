@@ -206,6 +206,28 @@ fn workers_get_a_perm_file_they_cannot_see() {
 }
 
 #[test]
+fn a_worker_joins_a_job_ranked_by_its_group() {
+    // PSL(2,7) on 7 points (a 7-cycle and (1 2)(3 5), order 168): ranked
+    // by its group. A worker rebuilt it from the coordinator's shard count
+    // as blocks, and refused to work ("plans differently"), before
+    // `Job::recorded`.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("psl27.txt"), "a: (1,2,3,4,5,6,7)\nb: (1,2)(3,5)\n").unwrap();
+    let coordinator = Coordinator::start_in(dir.path(), dir.path(), "perm:psl27.txt", TOKEN, &[]);
+    let worker = start_worker(&coordinator.url, TOKEN, dir.path(), 1);
+    let (ok, err) = worker_output(worker, LONG);
+    assert!(ok, "{}", err);
+    // Undirected: the generators and the 7-cycle's inverse.
+    let expected = reference_bfs(&[
+        vec![1, 2, 3, 4, 5, 6, 0],
+        vec![6, 0, 1, 2, 3, 4, 5],
+        vec![1, 0, 4, 3, 2, 5, 6],
+    ]);
+    assert_eq!(expected.iter().sum::<u64>(), 168);
+    assert_eq!(coordinator.finish(LONG), expected);
+}
+
+#[test]
 fn tls_coordinator_with_a_ca_verified_worker() {
     use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
     let dir = tempfile::tempdir().unwrap();

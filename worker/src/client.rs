@@ -177,11 +177,12 @@ fn transient(status: &tonic::Status) -> bool {
 pub fn job_of(spec: &JobSpec) -> anyhow::Result<Job> {
     let metric = spec.metric.parse().map_err(|e: String| anyhow::anyhow!(e))?;
     let file = (!spec.puzzle_file.is_empty()).then_some(spec.puzzle_file.as_str());
-    let job = Job::new(
+    let job = Job::recorded(
         parse_puzzle_with_file(&spec.puzzle, metric, file)?,
-        Some(spec.shard_pieces as usize),
-    )?
-    .with_chunk_shards(Some(spec.chunk_shards));
+        spec.shard_pieces as usize,
+        spec.chunk_shards,
+        spec.fingerprint,
+    )?;
     anyhow::ensure!(
         job.fingerprint() == spec.fingerprint,
         "this worker plans '{}' differently from the coordinator (fingerprint {:016x} vs {:016x}); use the same cayley version on both",

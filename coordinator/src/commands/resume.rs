@@ -4,7 +4,7 @@
 use crate::cli::ResumeArgs;
 use crate::local::{run_local, LocalJob};
 use crate::lock::OwnerLock;
-use crate::manifest::{kept_or_given, load_manifest, save_manifest};
+use crate::manifest::{kept_or_given, load_manifest, save_manifest, Manifest};
 use crate::out::{default_out_dir, refuse_other_results, OutDir};
 use crate::planning::{Machine, Plan, Workers};
 use cayley_shared::files::checkpoint::{CheckpointDir, MANIFEST_FILE};
@@ -37,6 +37,10 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
     // budget the job was started with may be more than this machine has (a
     // resume on a smaller node), and the result folder may be unusable.
     let peek = load_manifest(&checkpoint)?.ok_or_else(not_a_checkpoint)?;
+    if let Some(depth) = args.max_depth {
+        check_deeper(&peek, depth)?;
+    }
+    let max_depth = args.max_depth.or(peek.max_depth);
     let mut local = args.local;
     let given_memory = local.memory;
     local.memory = local.memory.or(peek.memory);
@@ -46,14 +50,19 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         .clone()
         .or_else(|| peek.out.clone())
         .unwrap_or_else(|| default_out_dir(&peek.job.puzzle, &peek.job.metric));
-    refuse_other_results(&out_path, &peek.job.puzzle, &peek.job.metric, peek.max_depth)?;
+    refuse_other_results(&out_path, &peek.job.puzzle, &peek.job.metric, max_depth)?;
     let out = OutDir::prepare(&out_path)?;
     let workers = Workers::Here {
         count: local.workers,
         memory: local.memory,
     };
     let opened = OwnerLock::acquire(&checkpoint).and_then(|owner| {
-        let manifest = load_manifest(&checkpoint)?.ok_or_else(not_a_checkpoint)?;
+        let mut manifest = load_manifest(&checkpoint)?.ok_or_else(not_a_checkpoint)?;
+        if let Some(depth) = args.max_depth {
+            // Set before the plan, whose disk check goes to the new depth.
+            manifest.go_deeper = manifest.finished;
+            manifest.max_depth = Some(depth);
+        }
         let plan = Plan::resumed(&manifest, workers, &Machine::here())?;
         manifest.check_matches(&plan.job, dir)?;
         plan.refuse()?;
@@ -75,10 +84,11 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
             manifest.job.metric,
             dir.display(),
             done,
-            if manifest.finished {
-                ", job finished: rewriting the results"
-            } else {
-                ""
+            match (manifest.finished, args.max_depth) {
+                (true, Some(depth)) => format!(", job finished at its limit: going on to depth {}", depth),
+                (true, None) => ", job finished: rewriting the results".to_string(),
+                (false, Some(depth)) => format!(", now to depth {}", depth),
+                (false, None) => String::new(),
             }
         );
     }
@@ -119,6 +129,33 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         println!(
             "removed the temporary checkpoint {} (made by `cayley run` without --checkpoint-dir)",
             dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// Refuses `--max-depth depth` for a job that cannot go there: one whose
+/// table ended by itself, or a depth it has reached already.
+fn check_deeper(manifest: &Manifest, depth: u32) -> anyhow::Result<()> {
+    let reached = manifest.depth_reached();
+    if manifest.ended() {
+        anyhow::bail!(
+            "--max-depth {}: the job is complete, its table ended at depth {}; there is nothing deeper",
+            depth,
+            reached
+        );
+    }
+    if depth <= reached {
+        anyhow::bail!(
+            "--max-depth {}: the job has reached depth {} already; give a deeper limit, or leave --max-depth out {}",
+            depth,
+            reached,
+            manifest
+                .max_depth
+                .map_or("to run it to its end".to_string(), |m| format!(
+                    "to keep its limit of {}",
+                    m
+                ))
         );
     }
     Ok(())

@@ -171,12 +171,31 @@ impl JobState {
             reporter,
             empties_writing: 0,
         };
-        if state.manifest.finished {
+        let deeper = std::mem::take(&mut state.manifest.go_deeper);
+        let states_left = state.job.reachable_states.is_none_or(|r| state.manifest.states() < r);
+        if state.manifest.finished && deeper && states_left {
+            state.go_deeper()?;
+        } else if state.manifest.finished {
             state.phase = Phase::Finished;
         } else {
             state.resume_running_level()?;
         }
         Ok(state)
+    }
+
+    /// Computing goes on from the last level of a job that finished at its
+    /// depth limit, the limit since raised (`cayley resume --max-depth`), as
+    /// if it had not stopped there: level `depth - 2` is read again where
+    /// it is still on disk and would have been kept (`older_level_pays`).
+    fn go_deeper(&mut self) -> anyhow::Result<()> {
+        let depth = self.manifest.depth_reached();
+        let counts: Vec<u128> = self.manifest.levels.iter().map(|l| l.count as u128).collect();
+        let older_kept = depth >= 2
+            && self.checkpoint.level_dir(depth - 2).is_dir()
+            && completion::older_level_pays(&counts, self.job.reachable_states);
+        self.manifest.finished = false;
+        self.start_level(depth, older_kept)?;
+        save_manifest(&self.checkpoint, &self.manifest, self.write)
     }
 
     /// The identity of the chunk file of `(level, chunk)`.

@@ -110,6 +110,28 @@ impl Job {
         })
     }
 
+    /// The job a checkpoint or a coordinator recorded as `shard_pieces`,
+    /// `per_chunk` and `fingerprint`, rebuilt: the plan with those shard
+    /// pieces, or else the automatic one, whichever has the fingerprint
+    /// (the first when neither has: the caller names the mismatch).
+    ///
+    /// Why both: a puzzle ranked by its group records its codec's shard
+    /// classes where a block plan records pieces, and the number given
+    /// back as `--shard-pieces` asks for blocks when blocks can be planned.
+    /// A `perm:` file of a group smaller than its symmetric group (order
+    /// 168 on 7 points) was ranked by its group when run, and planned as
+    /// blocks, another job, when resumed or joined by a remote worker.
+    pub fn recorded(puzzle: Puzzle, shard_pieces: usize, per_chunk: u64, fingerprint: u64) -> anyhow::Result<Job> {
+        let given = Job::new(puzzle.clone(), Some(shard_pieces))?.with_chunk_shards(Some(per_chunk));
+        if given.fingerprint() == fingerprint {
+            return Ok(given);
+        }
+        match Job::new(puzzle, None) {
+            Ok(automatic) if automatic.fingerprint() == fingerprint => Ok(automatic.with_chunk_shards(Some(per_chunk))),
+            _ => Ok(given),
+        }
+    }
+
     /// The same job with `per_chunk` shards per task (instead of the
     /// automatic choice); used to rebuild a recorded plan exactly.
     pub fn with_chunk_shards(mut self, per_chunk: Option<u64>) -> Job {
