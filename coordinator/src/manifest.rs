@@ -371,6 +371,37 @@ impl Manifest {
     pub fn ended(&self) -> bool {
         self.finished && self.max_depth.is_none_or(|m| self.depth_reached() < m)
     }
+
+    /// Refuses `--max-depth depth` given again (`resume`, `serve --resume`)
+    /// for a job that cannot go there: one whose table ended by itself, or
+    /// a depth it has reached already.
+    pub fn check_deeper(&self, depth: u32) -> anyhow::Result<()> {
+        let reached = self.depth_reached();
+        if self.ended() {
+            anyhow::bail!(
+                "--max-depth {}: the job is complete, its table ended at depth {}; there is nothing deeper",
+                depth,
+                reached
+            );
+        }
+        if depth <= reached {
+            anyhow::bail!(
+                "--max-depth {}: the job has reached depth {} already; give a deeper limit, or leave --max-depth out {}",
+                depth,
+                reached,
+                self.max_depth
+                    .map_or("to run it to its end".to_string(), |m| format!("to keep its limit of {}", m))
+            );
+        }
+        Ok(())
+    }
+
+    /// Takes `depth` (checked by [`Self::check_deeper`]) as the job's limit;
+    /// a job that finished at its old one goes on from its last level.
+    pub fn deepen(&mut self, depth: u32) {
+        self.go_deeper = self.finished;
+        self.max_depth = Some(depth);
+    }
 }
 
 /// Loads the manifest of `dir`, if there is one.

@@ -206,6 +206,26 @@ fn workers_get_a_perm_file_they_cannot_see() {
 }
 
 #[test]
+fn serve_resume_takes_a_cut_job_deeper() {
+    let dir = tempfile::tempdir().unwrap();
+    let published = published_loopover_mtm("2x5");
+    let run = |extra: &[&str]| {
+        let coordinator = Coordinator::start(dir.path(), "loopover:2x5", TOKEN, extra);
+        let worker = start_worker(&coordinator.url, TOKEN, dir.path(), 1);
+        let (ok, err) = worker_output(worker, LONG);
+        assert!(ok, "{}", err);
+        coordinator
+    };
+    assert_eq!(run(&["--max-depth", "3"]).finish_partial(LONG), published[..4]);
+    // The same command line again: the job's own limit changes nothing.
+    assert_eq!(
+        run(&["--max-depth", "3", "--resume"]).finish_partial(LONG),
+        published[..4]
+    );
+    assert_eq!(run(&["--max-depth", "100", "--resume"]).finish(LONG), published);
+}
+
+#[test]
 fn a_worker_joins_a_job_ranked_by_its_group() {
     // PSL(2,7) on 7 points (a 7-cycle and (1 2)(3 5), order 168): ranked
     // by its group. A worker rebuilt it from the coordinator's shard count

@@ -4,7 +4,7 @@
 use crate::cli::ResumeArgs;
 use crate::local::{run_local, LocalJob};
 use crate::lock::OwnerLock;
-use crate::manifest::{kept_or_given, load_manifest, save_manifest, Manifest};
+use crate::manifest::{kept_or_given, load_manifest, save_manifest};
 use crate::out::{default_out_dir, refuse_other_results, OutDir};
 use crate::planning::{Machine, Plan, Workers};
 use cayley_shared::files::checkpoint::{CheckpointDir, MANIFEST_FILE};
@@ -38,7 +38,7 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
     // resume on a smaller node), and the result folder may be unusable.
     let peek = load_manifest(&checkpoint)?.ok_or_else(not_a_checkpoint)?;
     if let Some(depth) = args.max_depth {
-        check_deeper(&peek, depth)?;
+        peek.check_deeper(depth)?;
     }
     let max_depth = args.max_depth.or(peek.max_depth);
     let mut local = args.local;
@@ -60,8 +60,7 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         let mut manifest = load_manifest(&checkpoint)?.ok_or_else(not_a_checkpoint)?;
         if let Some(depth) = args.max_depth {
             // Set before the plan, whose disk check goes to the new depth.
-            manifest.go_deeper = manifest.finished;
-            manifest.max_depth = Some(depth);
+            manifest.deepen(depth);
         }
         let plan = Plan::resumed(&manifest, workers, &Machine::here())?;
         manifest.check_matches(&plan.job, dir)?;
@@ -129,33 +128,6 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         println!(
             "removed the temporary checkpoint {} (made by `cayley run` without --checkpoint-dir)",
             dir.display()
-        );
-    }
-    Ok(())
-}
-
-/// Refuses `--max-depth depth` for a job that cannot go there: one whose
-/// table ended by itself, or a depth it has reached already.
-fn check_deeper(manifest: &Manifest, depth: u32) -> anyhow::Result<()> {
-    let reached = manifest.depth_reached();
-    if manifest.ended() {
-        anyhow::bail!(
-            "--max-depth {}: the job is complete, its table ended at depth {}; there is nothing deeper",
-            depth,
-            reached
-        );
-    }
-    if depth <= reached {
-        anyhow::bail!(
-            "--max-depth {}: the job has reached depth {} already; give a deeper limit, or leave --max-depth out {}",
-            depth,
-            reached,
-            manifest
-                .max_depth
-                .map_or("to run it to its end".to_string(), |m| format!(
-                    "to keep its limit of {}",
-                    m
-                ))
         );
     }
     Ok(())

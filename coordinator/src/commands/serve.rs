@@ -207,6 +207,13 @@ fn open(args: &ServeArgs, given: Option<PathBuf>) -> anyhow::Result<Opened> {
                     args.puzzle.metric
                 );
             }
+            // `--max-depth` given again takes the job deeper (a cut job goes
+            // on); the job's own limit, as the first command line gave it,
+            // changes nothing.
+            if let Some(depth) = args.max_depth.filter(|&d| Some(d) != m.max_depth) {
+                m.check_deeper(depth)?;
+                m.deepen(depth);
+            }
             let job = Plan::resumed(&m, Workers::Elsewhere, &Machine::here())?.job;
             let out = kept_or_given(given, &mut m.out, ("results go to", "--out"), args.quiet, |p| {
                 p.display().to_string()
