@@ -4,27 +4,20 @@
 //! all, and goes deeper. Tables: tests/data/loopover-mtm.csv (Jia, Zhang
 //! and Xiang's Table 1) and the independent hash-set BFS of `cayley_tests`.
 
+use cayley_tests::checkpoint::{assert_refused, assert_success};
 use cayley_tests::published::published_loopover_mtm;
 use cayley_tests::run::perm_file;
-use cayley_tests::{cayley, json_u64s, read_json, reference_bfs, stderr_text, test_dir};
+use cayley_tests::{cayley, json_u64s, read_json, reference_bfs, test_dir};
 use std::path::Path;
 
 /// `cayley ARGS…`, which must succeed.
 fn ok(args: &[&str]) {
-    let o = cayley(args);
-    assert!(o.status.success(), "cayley {:?}: {}", args, stderr_text(&o));
+    assert_success(&cayley(args));
 }
 
-/// `cayley ARGS…`, which must fail naming `needle`.
+/// `cayley ARGS…`, which must be refused with one error line naming `needle`.
 fn refused(args: &[&str], needle: &str) {
-    let o = cayley(args);
-    let err = stderr_text(&o);
-    assert!(
-        !o.status.success() && err.contains(needle),
-        "cayley {:?}: {}",
-        args,
-        err
-    );
+    assert_refused(&cayley(args), needle);
 }
 
 /// The depths of `out`'s result.json and whether it is complete.
