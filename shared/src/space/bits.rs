@@ -1,4 +1,4 @@
-//! A level's bits: [`popcount`], [`test_bit`], [`set_bits`] and their
+//! A level's bits: [`popcount`], [`test_bit`], [`any_in`], [`set_bits`] and their
 //! list ([`positions`], [`set_positions`]) on a shard's words, which the
 //! kernel reads as a plain `&[u64]`.
 
@@ -15,6 +15,29 @@ pub fn popcount(words: &[u64]) -> u64 {
 #[inline]
 pub fn test_bit(words: &[u64], i: usize) -> bool {
     (words[i >> 6] >> (i & 63)) & 1 == 1
+}
+
+/// True when a bit of `range` is set (bits past the words count as
+/// clear): whether a run of shards, a chunk's, holds any of a map's.
+pub fn any_in(words: &[u64], range: std::ops::Range<u64>) -> bool {
+    if range.is_empty() {
+        return false;
+    }
+    let (first, last) = ((range.start / 64) as usize, ((range.end - 1) / 64) as usize);
+    let mask = |w: usize| {
+        let low = if w == first {
+            u64::MAX << (range.start % 64)
+        } else {
+            u64::MAX
+        };
+        let high = if w == last {
+            u64::MAX >> (63 - (range.end - 1) % 64)
+        } else {
+            u64::MAX
+        };
+        low & high
+    };
+    (first..=last).any(|w| words.get(w).is_some_and(|word| word & mask(w) != 0))
 }
 
 /// The positions of the `count` set bits of `words`, in order, as a list:
@@ -110,5 +133,18 @@ mod tests {
         assert_eq!(laid, words);
         assert!(test_bit(&words, 67));
         assert!(!test_bit(&words, 66));
+    }
+
+    #[test]
+    fn a_range_holds_a_bit_when_one_of_its_own_is_set() {
+        let words = [0, 0b1010, 1 << 63];
+        // Each range against the bits tested one by one.
+        for start in 0..200u64 {
+            for end in start..200u64 {
+                let one_by_one = (start..end).any(|i| i < 192 && test_bit(&words, i as usize));
+                assert_eq!(any_in(&words, start..end), one_by_one, "{}..{}", start, end);
+            }
+        }
+        assert!(!any_in(&[], 0..10));
     }
 }

@@ -78,8 +78,15 @@ impl FrozenLevel {
 
     /// The level's chunk files (`None` where one did not open), grouped
     /// as `chunking` says, and which shards their indexes count states in
-    /// (worked out on the calling pool, 64 shards a job).
-    pub fn with_readers(self, readers: Vec<Option<Arc<ChunkReader>>>, chunking: &Chunking) -> FrozenLevel {
+    /// (worked out on the calling pool, 64 shards a job), of those
+    /// `may_hold` sets where it is given: a chunk left closed because no
+    /// shard of it is there holds none.
+    pub fn with_readers(
+        self,
+        readers: Vec<Option<Arc<ChunkReader>>>,
+        chunking: &Chunking,
+        may_hold: Option<&[u64]>,
+    ) -> FrozenLevel {
         use rayon::prelude::*;
         let holds_some = |shard: u64| {
             let chunk = chunking.chunk_of(shard);
@@ -92,7 +99,8 @@ impl FrozenLevel {
             .into_par_iter()
             .map(|word| {
                 let shards = word * 64..(word * 64 + 64).min(chunking.shards);
-                shards.fold(0u64, |bits, shard| bits | u64::from(holds_some(shard)) << (shard % 64))
+                let listed = shards.fold(0u64, |bits, shard| bits | u64::from(holds_some(shard)) << (shard % 64));
+                listed & may_hold.map_or(u64::MAX, |bits| bits[word as usize])
             })
             .collect();
         FrozenLevel {
@@ -119,6 +127,12 @@ impl FrozenLevel {
     pub fn nonempty_shards(&self, level: u32) -> Option<impl Iterator<Item = u64> + '_> {
         (level == self.level && !self.nonempty.is_empty())
             .then(|| cayley_shared::space::bits::set_bits(&self.nonempty).map(|shard| shard as u64))
+    }
+
+    /// True when the level's chunk files count no state in `shards`;
+    /// false where that is not known (another level, or no files listed).
+    pub fn holds_none_in(&self, level: u32, shards: std::ops::Range<u64>) -> bool {
+        level == self.level && !self.nonempty.is_empty() && !cayley_shared::space::bits::any_in(&self.nonempty, shards)
     }
 
     /// Starts reading `shard`'s entry when the level may hold states

@@ -17,7 +17,6 @@ use crate::files::format::HEADER_LEN;
 use crate::job::Job;
 use crate::search::bound::WordGrowth;
 use crate::space::Space;
-use std::collections::BTreeMap;
 
 /// The per-level bound of one job (see the module's notes).
 #[derive(Clone, Debug)]
@@ -88,11 +87,26 @@ impl DepthBound {
 fn shards_by_weight(space: &Space) -> Vec<(u64, u64)> {
     match space {
         Space::Reduced(reduced) => {
-            let mut counts = BTreeMap::new();
+            // Stabilisers divide the group's order, so there are few: a
+            // list searched in line, by stabiliser (a weight is a division),
+            // where a map's entry per shard took 2.7 ms of the 4×4
+            // Loopover's 499,961 shards, three times a run's planning.
+            let keys = reduced.keys();
+            // (stabiliser, a shard of it, shards)
+            let mut counts: Vec<(u32, u64, u64)> = Vec::new();
             for shard in 0..reduced.shards() {
-                *counts.entry(reduced.weight(shard)).or_insert(0u64) += 1;
+                let stabilizer = keys.stabilizer(shard as usize);
+                match counts.iter_mut().find(|(s, _, _)| *s == stabilizer) {
+                    Some((_, _, n)) => *n += 1,
+                    None => counts.push((stabilizer, shard, 1)),
+                }
             }
-            counts.into_iter().collect()
+            let mut weights: Vec<(u64, u64)> = counts
+                .into_iter()
+                .map(|(_, shard, n)| (reduced.weight(shard), n))
+                .collect();
+            weights.sort_unstable();
+            weights
         }
         _ => vec![(1, space.shards())],
     }
