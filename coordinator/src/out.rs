@@ -12,6 +12,9 @@ pub struct OutDir {
     /// What this process created for it, so that a run refused
     /// afterwards leaves nothing behind.
     made: MadeDir,
+    /// The folder itself, open and locked while this process will write
+    /// its results there ([`OutDir::hold`]).
+    held: Option<std::fs::File>,
 }
 
 impl OutDir {
@@ -42,11 +45,41 @@ impl OutDir {
         match probe {
             Ok(file) => {
                 drop(file); // removes it
-                Ok(OutDir { path, made })
+                Ok(OutDir { path, made, held: None })
             }
             Err(e) => {
                 made.remove_if_empty();
                 Err(refuse(e))
+            }
+        }
+    }
+
+    /// Holds the folder for this process until the value is dropped, or
+    /// refuses it when another cayley process holds it: two jobs started
+    /// with one `--out`, each checked while the folder was still empty,
+    /// wrote their results over each other's, and the job that finished
+    /// first lost its table without a word. The lock is an exclusive
+    /// flock(2) on the folder itself: no file is made in it, and the
+    /// kernel lets it go however the process ends. Where the filesystem
+    /// takes no such lock (some network mounts), the folder is used
+    /// without one, as before.
+    pub fn hold(&mut self) -> anyhow::Result<()> {
+        use fs4::{FileExt, TryLockError};
+        let Ok(folder) = std::fs::File::open(&self.path) else {
+            return Ok(());
+        };
+        match FileExt::try_lock(&folder) {
+            Ok(()) => {
+                self.held = Some(folder);
+                Ok(())
+            }
+            Err(TryLockError::WouldBlock) => anyhow::bail!(
+                "--out {} is in use: another cayley process is computing results to write there; choose another folder with --out, or wait until it ends",
+                self.path.display()
+            ),
+            Err(TryLockError::Error(e)) => {
+                tracing::debug!("result folder {} not locked: {}", self.path.display(), e);
+                Ok(())
             }
         }
     }

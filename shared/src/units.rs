@@ -43,8 +43,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         }
     };
     let bytes = value * scale as f64;
-    if !bytes.is_finite() || bytes < 1.0 || bytes >= u64::MAX as f64 {
-        return Err(format!("bad size '{}': out of range", text));
+    if bytes < 1.0 {
+        return Err(format!("bad size '{}': a size is at least 1 byte", text));
+    }
+    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
+        return Err(format!("bad size '{}': too large (at most 16 EiB)", text));
     }
     Ok(bytes as u64)
 }
@@ -61,6 +64,9 @@ mod tests {
         assert_eq!(parse_size("4096"), Ok(4096));
         assert!(parse_size("lots").unwrap_err().contains("bad size"));
         assert!(parse_size("3X").unwrap_err().contains("unknown unit"));
-        assert!(parse_size("0").is_err());
+        assert!(parse_size("0").unwrap_err().contains("at least 1 byte"));
+        assert!(parse_size("0.1").unwrap_err().contains("at least 1 byte"));
+        assert!(parse_size("99999999T").unwrap_err().contains("too large"));
+        assert!(parse_size("1e3").unwrap_err().contains("unknown unit"));
     }
 }

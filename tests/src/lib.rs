@@ -366,6 +366,25 @@ pub fn cayley(args: &[&str]) -> Output {
     cayley_env(args, &[])
 }
 
+/// Runs `cayley args…` as [`cayley`] does, but gives up after `timeout`:
+/// the process is killed and `None` returned (a command that should be
+/// refused at once, such as a `serve`, would otherwise wait for workers
+/// forever).
+pub fn cayley_within(args: &[&str], timeout: Duration) -> Option<Output> {
+    let mut child = Command::new(cayley_bin())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start cayley");
+    if wait_for(timeout, || child.try_wait().expect("cayley status").is_some()) {
+        return Some(child.wait_with_output().expect("cayley output"));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
 /// Starts `cayley args…` in the background (output discarded), e.g. to kill it.
 pub fn spawn_cayley(args: &[&str]) -> Child {
     Command::new(cayley_bin())

@@ -6,7 +6,9 @@
 
 use cayley_tests::procs::{pause, signal, Coordinator};
 use cayley_tests::published::published_loopover_mtm;
-use cayley_tests::{cayley, cayley_env, json_u64s, read_json, spawn_cayley, stderr_text, test_dir, wait_for};
+use cayley_tests::{
+    cayley, cayley_env, cayley_within, json_u64s, read_json, spawn_cayley, stderr_text, test_dir, wait_for,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output};
 use std::time::Duration;
@@ -237,4 +239,72 @@ fn run_owns_its_temporary_checkpoint() {
     assert!(status.success(), "{:?}", status);
     assert_published(&out);
     assert!(!ck.exists(), "a successful run keeps no temporary checkpoint");
+}
+
+/// A result folder in use: while a run computes results for `--out`, a
+/// `run`, `resume` or `serve` of another job given the same folder is
+/// refused at once (before, each found the folder empty, and the job that
+/// finished first lost its results to the other's), and leaves nothing of
+/// its own; once the first ends, the folder is free again.
+#[test]
+fn a_result_folder_in_use_is_refused() {
+    let root = test_dir();
+    let (ck, out) = (root.path().join("ck"), root.path().join("out"));
+    let other_ck = stopped_checkpoint(&root.path().join("other"), 2);
+    let mut first = spawn_cayley(&[
+        "run",
+        PUZZLE,
+        "--checkpoint-dir",
+        s(&ck),
+        "--out",
+        s(&out),
+        "--threads",
+        "1",
+        "-q",
+    ]);
+    wait_until_owner(&mut first, &ck);
+    pause(&first);
+    let (scratch, serve_ck) = (root.path().join("scratch"), root.path().join("serve-ck"));
+    let attempts: [&[&str]; 3] = [
+        &["run", "loopover:2x3", "--scratch", s(&scratch), "--out", s(&out), "-q"],
+        &["resume", s(&other_ck), "--out", s(&out), "-q"],
+        &[
+            "serve",
+            "loopover:2x3",
+            "--checkpoint-dir",
+            s(&serve_ck),
+            "--out",
+            s(&out),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+    ];
+    // Within a minute: a `serve` let in would wait for workers forever.
+    let refusals: Vec<Option<Output>> = attempts
+        .iter()
+        .map(|args| cayley_within(args, Duration::from_secs(60)))
+        .collect();
+    signal(&first, libc::SIGCONT);
+    let status = first.wait().expect("reap the first run");
+    for (o, args) in refusals.iter().zip(&attempts) {
+        let o = o.as_ref().unwrap_or_else(|| panic!("{:?} was let in: it ran on", args));
+        let err = stderr_text(o);
+        assert!(!o.status.success(), "{:?} was let in", args);
+        assert!(
+            err.contains(&format!("--out {} is in use", out.display())),
+            "{:?}: {}",
+            args,
+            err
+        );
+    }
+    assert!(
+        !scratch.exists() && !serve_ck.exists(),
+        "a refused job left its folders"
+    );
+    assert!(status.success(), "the first run failed: {:?}", status);
+    assert_published(&out);
+    // The first run's lock went with it: the same job may write there again.
+    let again = cayley(&["run", PUZZLE, "--out", s(&out), "--scratch", s(&scratch), "-q"]);
+    assert!(again.status.success(), "{}", stderr_text(&again));
+    assert_published(&out);
 }

@@ -51,7 +51,11 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<()> {
         .or_else(|| peek.out.clone())
         .unwrap_or_else(|| default_out_dir(&peek.job.puzzle, &peek.job.metric));
     refuse_other_results(&out_path, &peek.job.puzzle, &peek.job.metric, max_depth)?;
-    let out = OutDir::prepare(&out_path)?;
+    let mut out = OutDir::prepare(&out_path)?;
+    if let Err(e) = out.hold() {
+        out.discard();
+        return Err(e);
+    }
     let workers = Workers::Here {
         count: local.workers,
         memory: local.memory,

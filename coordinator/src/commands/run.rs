@@ -75,10 +75,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<Finished> {
         plan.job.puzzle.metric.name(),
         args.max_depth,
     )?;
-    let out = OutDir::prepare(&out_path)?;
-    // Refused after the folder was made (the disk, a checkpoint in use):
-    // the folder goes again if this made it.
-    match start(&args, plan, &out.path) {
+    let mut out = OutDir::prepare(&out_path)?;
+    // Refused after the folder was made (the folder or a checkpoint in
+    // use, the disk): the folder goes again if this made it.
+    match out.hold().and_then(|()| start(&args, plan, &out.path)) {
         Ok((task, _owner)) => run_local(task),
         Err(e) => {
             out.discard();

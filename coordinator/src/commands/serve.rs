@@ -225,7 +225,8 @@ fn open(args: &ServeArgs, given: Option<PathBuf>) -> anyhow::Result<Opened> {
                 )
             })?;
             refuse_other_results(&out, &m.job.puzzle, &m.job.metric, m.max_depth)?;
-            let out = OutDir::prepare(&out)?;
+            let mut out = OutDir::prepare(&out)?;
+            out.hold()?;
             m.out = Some(out.path.clone());
             // Saved now, so that the next resume keeps what this one was given.
             save_manifest(&checkpoint, &m, WriteOptions::DURABLE)?;
@@ -240,7 +241,8 @@ fn open(args: &ServeArgs, given: Option<PathBuf>) -> anyhow::Result<Opened> {
             let plan = Plan::new(&args.puzzle, options, &Machine::here())?;
             plan.refuse()?;
             let out = given.ok_or_else(|| anyhow::anyhow!("--out is required for a new job"))?;
-            let out = OutDir::prepare(&out)?;
+            let mut out = OutDir::prepare(&out)?;
+            out.hold()?;
             let location = checkpoint.root();
             plan.check_disk(location, args.fault.free_space().of(location), args.ignore_disk_check)?;
             let definition = spec_file_text(&plan.job.puzzle.spec)?;
