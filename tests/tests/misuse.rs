@@ -313,8 +313,13 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "cayley",
-        "status --tls-ca {dir}/ca.pem",
+        "status --coordinator https://127.0.0.1:1 --tls-ca {dir}/ca.pem",
         &["cannot read CA certificate", "ca.pem"],
+    ),
+    (
+        "cayley",
+        "status --coordinator https://127.0.0.1:1",
+        &["speaks TLS", "--tls-ca FILE"],
     ),
     // info
     (
@@ -431,8 +436,24 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "cayley-worker",
-        "--coordinator http://127.0.0.1:1 --tls-ca {dir}/ca.pem",
+        "--coordinator https://127.0.0.1:1 --tls-ca {dir}/ca.pem",
         &["cannot read CA certificate", "ca.pem"],
+    ),
+    // Each of these retried for --patience seconds, or was ignored.
+    (
+        "cayley-worker",
+        "--coordinator https://127.0.0.1:1",
+        &["speaks TLS", "--tls-ca FILE"],
+    ),
+    (
+        "cayley-worker",
+        "--coordinator http://127.0.0.1:1 --tls-ca {dir}/junk/notes.txt",
+        &["--tls-ca", "notes.txt", "https://"],
+    ),
+    (
+        "cayley-worker",
+        "--coordinator https://127.0.0.1:1 --tls-ca {dir}/junk/notes.txt",
+        &["notes.txt is not a PEM certificate"],
     ),
 ];
 

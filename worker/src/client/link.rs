@@ -87,6 +87,9 @@ const LONGEST_RETRY: Duration = Duration::from_secs(5);
 /// How often a worker still retrying says so.
 const RETRY_NOTICE: Duration = Duration::from_secs(10);
 
+/// The line that begins a certificate in a PEM file.
+const CERTIFICATE_PEM: &[u8] = b"-----BEGIN CERTIFICATE-----";
+
 /// Where the coordinator is and how to talk to it.
 #[derive(Clone)]
 pub struct Link {
@@ -108,10 +111,35 @@ impl Link {
             .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
             .keep_alive_timeout(KEEPALIVE_TIMEOUT)
             .keep_alive_while_idle(true);
-        if let Some(ca) = tls_ca {
-            let pem =
-                std::fs::read(ca).map_err(|e| anyhow::anyhow!("cannot read CA certificate {}: {}", ca.display(), e))?;
-            endpoint = endpoint.tls_config(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem)))?;
+        // Refused here, not met as a connection that fails for `patience`
+        // seconds: an https:// URL without a CA retried for five minutes
+        // with "Connecting to HTTPS without TLS enabled", and a CA given
+        // with an http:// URL was ignored.
+        let https = endpoint
+            .uri()
+            .scheme_str()
+            .is_some_and(|s| s.eq_ignore_ascii_case("https"));
+        match (tls_ca, https) {
+            (None, true) => anyhow::bail!(
+                "the coordinator at {} speaks TLS: give --tls-ca FILE, the CA certificate (PEM) that signed its --tls-cert",
+                url
+            ),
+            (Some(ca), false) => anyhow::bail!(
+                "--tls-ca {} is for a coordinator that speaks TLS: write its URL as https://…, or leave --tls-ca out",
+                ca.display()
+            ),
+            (None, false) => {}
+            (Some(ca), true) => {
+                let pem = std::fs::read(ca)
+                    .map_err(|e| anyhow::anyhow!("cannot read CA certificate {}: {}", ca.display(), e))?;
+                if !pem.windows(CERTIFICATE_PEM.len()).any(|w| w == CERTIFICATE_PEM) {
+                    anyhow::bail!(
+                        "{} is not a PEM certificate (no '-----BEGIN CERTIFICATE-----' line): give the CA certificate that signed the coordinator's --tls-cert",
+                        ca.display()
+                    );
+                }
+                endpoint = endpoint.tls_config(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem)))?;
+            }
         }
         Ok(Link {
             route: Route::Network(Box::new(endpoint)),
