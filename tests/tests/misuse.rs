@@ -263,6 +263,12 @@ const CASES: &[(&str, &str, &[&str])] = &[
         "{serve} --tls-cert {dir}/cert.pem --tls-key {dir}/key.pem",
         &["cannot read --tls-cert", "cert.pem"],
     ),
+    // It stopped only after the checkpoint and the result folder were made.
+    (
+        "cayley",
+        "{serve} --listen 127.0.0.1:0 --tls-cert {dir}/junk/notes.txt --tls-key {dir}/junk/notes.txt",
+        &["--tls-cert", "notes.txt", "not a PEM certificate and its private key"],
+    ),
     (
         "cayley",
         "{serve} --max-depth -1",

@@ -43,6 +43,16 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .transpose()
     };
     let tls = read(&args.tls_cert, "--tls-cert")?.zip(read(&args.tls_key, "--tls-key")?);
+    if let (Some((cert, key)), Some(cert_path), Some(key_path)) = (&tls, &args.tls_cert, &args.tls_key) {
+        crate::server::check_tls_identity(cert, key).map_err(|e| {
+            anyhow::anyhow!(
+                "--tls-cert {} and --tls-key {} are not a PEM certificate and its private key: {}",
+                cert_path.display(),
+                key_path.display(),
+                e
+            )
+        })?;
+    }
     // A folder given is made and checked before anything else, and removed
     // again (if this made it) when the job is refused; so is a checkpoint
     // directory this made.

@@ -47,6 +47,19 @@ pub struct Running {
     changed: Arc<Notify>,
 }
 
+/// Checks that `cert` and `key` (PEM) make a TLS identity the server can
+/// use, as [`start`] will build it: a key that did not parse stopped
+/// `serve` only once its checkpoint and result folder were made.
+pub fn check_tls_identity(cert: &[u8], key: &[u8]) -> anyhow::Result<()> {
+    Server::builder()
+        .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))
+        .map(|_| ())
+        .map_err(|e| {
+            let why = std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+            anyhow::anyhow!(why)
+        })
+}
+
 /// Starts serving `state`.
 pub fn start(state: JobState, options: ServeOptions) -> anyhow::Result<Running> {
     let initial = state.phase.clone();
