@@ -616,6 +616,35 @@ fn the_removed_worker_scratch_flag_is_accepted_with_a_warning() {
     assert!(err.contains("no coordinator at http://127.0.0.1:1"), "{}", err);
 }
 
+/// A TMPDIR that names a file: the run's default scratch is refused as
+/// that, naming TMPDIR and `--scratch` (it said "File exists" of a
+/// `--scratch` the user never gave), and nothing is left.
+#[test]
+fn a_tmpdir_that_is_a_file_is_named_as_the_scratch() {
+    let dir = test_dir();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"not a folder\n").unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(binary("cayley"))
+        .args(["run", "loopover:2x3", "-q", "--out"])
+        .arg(&out)
+        .current_dir(dir.path())
+        .env("TMPDIR", &file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", err);
+    assert!(
+        err.contains(&format!(
+            "{} (the temporary folder, from TMPDIR; choose another with --scratch) is a file",
+            file.display()
+        )),
+        "{}",
+        err
+    );
+    assert!(!out.exists(), "a refused run left its result folder");
+}
+
 /// A 13-cycle and a 3-cycle generate A₁₃, whose found symmetries (a
 /// reflection of the cycle) would only halve it: `info` says they go
 /// unused and why, rather than only that symmetries were found.

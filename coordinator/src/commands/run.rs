@@ -123,11 +123,15 @@ fn start(args: &RunArgs, plan: Plan, out: &Path) -> anyhow::Result<(LocalJob, Ow
     // The disk check comes before anything else is created; a temporary
     // checkpoint lives under --scratch.
     let location = args.checkpoint_dir.clone().unwrap_or_else(|| scratch.clone());
-    let flag = if args.checkpoint_dir.is_some() {
-        "--checkpoint-dir"
-    } else {
-        "--scratch"
+    // Named as the user gave it: a default scratch comes from TMPDIR.
+    let flag = match (&args.checkpoint_dir, &args.scratch) {
+        (Some(_), _) => "--checkpoint-dir",
+        (None, Some(_)) => "--scratch",
+        (None, None) => "the temporary folder, from TMPDIR; choose another with --scratch",
     };
+    if location.exists() && !location.is_dir() {
+        anyhow::bail!("{} ({}) is a file, not a folder", location.display(), flag);
+    }
     let made = MadeDir::create(&location)
         .map_err(|e| anyhow::anyhow!("cannot create directory {} ({}): {}", location.display(), flag, e))?;
     let free = args.fault.free_space().of(&location);
