@@ -175,7 +175,13 @@ fn counted_levels(file: &Path, job: &Job) -> anyhow::Result<Vec<u64>> {
                 json["depths"].as_array().map(|d| d.iter().collect::<Vec<_>>()),
             ),
         };
-        if puzzle.as_str() != Some(job.puzzle.spec.as_str()) || metric.as_str() != Some(job.puzzle.metric.name()) {
+        let (Some(puzzle), Some(metric)) = (puzzle.as_str(), metric.as_str()) else {
+            anyhow::bail!(
+                "{} is not a cayley result.json or manifest.json (it names no puzzle and metric)",
+                file.display()
+            );
+        };
+        if puzzle != job.puzzle.spec || metric != job.puzzle.metric.name() {
             anyhow::bail!(
                 "{} holds levels of {} ({}), not of {} ({})",
                 file.display(),
@@ -286,6 +292,13 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not of loopover:2x3"));
+        // JSON of something else is named as such (it said "levels of
+        // null (null)").
+        std::fs::write(&json, r#"{"x":1}"#).unwrap();
+        assert!(counted_levels(&json, &job)
+            .unwrap_err()
+            .to_string()
+            .contains("is not a cayley result.json or manifest.json"));
         // A file that names no level is a mistake, not "nothing counted".
         std::fs::write(&csv, "depth,count\n").unwrap();
         assert!(counted_levels(&csv, &job)
