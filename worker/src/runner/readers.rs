@@ -177,6 +177,7 @@ mod tests {
     use super::*;
     use cayley_shared::files::format::{write_empty_chunks, ChunkId};
     use cayley_shared::files::WriteOptions;
+    use std::path::Path;
 
     /// The kernel's own figure: `FDSize` in /proc/self/status, the slots
     /// of the process's descriptor table.
@@ -200,9 +201,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_full_set_closes_a_file_not_used_since_the_others_were_opened() {
-        let dir = tempfile::tempdir().unwrap();
+    /// `count` empty chunk files of level 1 in `dir`, and a function that
+    /// opens one.
+    fn chunk_files(dir: &Path, count: u64) -> impl Fn(u64) -> ChunkReader {
         let id = |chunk| ChunkId {
             fingerprint: 7,
             level: 1,
@@ -211,11 +212,17 @@ mod tests {
             shards: 4,
             shard_words: 8,
         };
-        let chunks: Vec<_> = (0..5).map(|c| (dir.path().join(format!("{c}")), id(c))).collect();
+        let chunks: Vec<_> = (0..count).map(|c| (dir.join(format!("{c}")), id(c))).collect();
         for written in write_empty_chunks(&chunks, WriteOptions::default()) {
             written.unwrap();
         }
-        let reader = |c: u64| ChunkReader::open(&chunks[c as usize].0, &id(c)).unwrap();
+        move |c: u64| ChunkReader::open(&chunks[c as usize].0, &id(c)).unwrap()
+    }
+
+    #[test]
+    fn a_full_set_closes_a_file_not_used_since_the_others_were_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let reader = chunk_files(dir.path(), 5);
         let mut readers = Readers::with_capacity(3);
         for c in 0..3 {
             readers.insert(1, c, reader(c));
@@ -237,19 +244,7 @@ mod tests {
     #[test]
     fn a_full_set_closes_its_least_recently_used_quarter() {
         let dir = tempfile::tempdir().unwrap();
-        let id = |chunk| ChunkId {
-            fingerprint: 7,
-            level: 1,
-            chunk,
-            first_shard: chunk * 4,
-            shards: 4,
-            shard_words: 8,
-        };
-        let chunks: Vec<_> = (0..10).map(|c| (dir.path().join(format!("{c}")), id(c))).collect();
-        for written in write_empty_chunks(&chunks, WriteOptions::default()) {
-            written.unwrap();
-        }
-        let reader = |c: u64| ChunkReader::open(&chunks[c as usize].0, &id(c)).unwrap();
+        let reader = chunk_files(dir.path(), 10);
         let mut readers = Readers::with_capacity(8);
         // Files 0..8 are marked 1..=8 as they open; 3 and 6, used after
         // the last, take the newest mark.
