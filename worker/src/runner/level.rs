@@ -90,6 +90,27 @@ impl LevelView {
     }
 }
 
+/// What the start of a level knows of the empty shards of the level it
+/// reads without opening its chunk files: the last level's sparse map
+/// (`may_hold`: every other shard was written empty) and the indexes of
+/// the files the frozen level opened.
+#[derive(Clone, Copy, Default)]
+pub(super) struct KnownEmpty<'a> {
+    level: u32,
+    may_hold: Option<&'a [u64]>,
+    frozen: Option<&'a FrozenLevel>,
+}
+
+impl KnownEmpty<'_> {
+    /// True when no shard of `shards` holds a state of `level`, as far as
+    /// is known without reading (false where it is not known).
+    pub fn none_in(&self, level: u32, shards: std::ops::Range<u64>) -> bool {
+        level == self.level
+            && (self.may_hold.is_some_and(|map| !bits::any_in(map, shards.clone()))
+                || self.frozen.is_some_and(|f| f.holds_none_in(level, shards)))
+    }
+}
+
 /// The running level and the worker's idle time.
 #[derive(Default)]
 pub(super) struct Levels {
@@ -240,7 +261,12 @@ impl TaskRunner {
             frozen,
         };
         let mapping = Instant::now();
-        let targets = self.sparse_targets(from_level, view.frozen.as_ref());
+        let known = KnownEmpty {
+            level: from_level,
+            may_hold: may_hold.as_deref(),
+            frozen: view.frozen.as_ref(),
+        };
+        let targets = self.sparse_targets(from_level, known, view.frozen.as_ref());
         if let Ok(Some(map)) = &targets {
             tracing::debug!(
                 "level {}: sparse map of {} target shards in {:.1} ms",
@@ -250,7 +276,7 @@ impl TaskRunner {
             );
         }
         let counting = Instant::now();
-        let open = self.open_shards(from_level, view.frozen.as_ref());
+        let open = self.open_shards(from_level, known);
         if let Some(open) = &open {
             tracing::debug!(
                 "level {}: {} shards with states left to reach, counted in {:.1} ms",
@@ -316,8 +342,14 @@ impl TaskRunner {
     /// minutes each, all of it in working out every shard's sources.
     ///
     /// The non-empty shards come from `frozen`'s map of them when the
-    /// level is held still (read from the same indexes when it began).
-    fn sparse_targets(&self, level: u32, frozen: Option<&FrozenLevel>) -> Result<Option<Vec<u64>>, TaskError> {
+    /// level is held still (read from the same indexes when it began);
+    /// otherwise from the indexes of the chunks `known` cannot tell empty.
+    fn sparse_targets(
+        &self,
+        level: u32,
+        known: KnownEmpty,
+        frozen: Option<&FrozenLevel>,
+    ) -> Result<Option<Vec<u64>>, TaskError> {
         let job = &self.ctx.job;
         let shards = job.space.shards();
         if self.ctx.target_shards(job.solved_shard()).is_none() {
@@ -338,7 +370,13 @@ impl TaskRunner {
             // since every task of the level waits for this map. One after
             // the other they took 10–70 ms of each of the 4×4's levels 1–7
             // at any thread count (179 ms in all); on 2 threads 136–150 ms.
-            let chunks: Vec<u64> = (0..job.chunking.chunks()).collect();
+            // Only the chunks that may hold states: the 15-puzzle's 20,808
+            // indexes a level, too many files to hold the level's open, took
+            // 110–137 ms of each of its sparse levels.
+            let chunking = &job.chunking;
+            let chunks: Vec<u64> = (0..chunking.chunks())
+                .filter(|&c| !known.none_in(level, chunking.shards_of(c)))
+                .collect();
             for batch in chunks.chunks(INDEXES_PER_THREAD * self.threads()) {
                 let found: Vec<Vec<u64>> = self.pool.install(|| {
                     batch

@@ -32,7 +32,7 @@
 //!
 //! [`Space::shard_capacity`]: cayley_shared::space::Space::shard_capacity
 
-use super::frozen::FrozenLevel;
+use super::level::KnownEmpty;
 use super::{TaskError, TaskRunner};
 use cayley_shared::files::reached::{read_counts, write_counts, CountsId};
 use rayon::prelude::*;
@@ -74,8 +74,8 @@ impl TaskRunner {
     /// when no shard is full, or when that is not known (see the module's
     /// notes). Sums the levels not summed yet, up to `level` (a worker with
     /// no counts starts from the newest counts file), and saves the counts
-    /// through `level`. `frozen` is level `level` held still, if it is.
-    pub(super) fn open_shards(&self, level: u32, frozen: Option<&FrozenLevel>) -> Option<Vec<u64>> {
+    /// through `level`. `known` tells chunks of `level` empty unread.
+    pub(super) fn open_shards(&self, level: u32, known: KnownEmpty) -> Option<Vec<u64>> {
         let capacity = u32::try_from(self.ctx.job.space.shard_capacity()).ok()?;
         let shards = self.ctx.job.space.shards();
         if shards * 4 > (self.store.budget() / 16).max(MOST_WITHOUT_BUDGET) {
@@ -107,7 +107,7 @@ impl TaskRunner {
             return None;
         }
         for summed in first..=level {
-            match self.add_level(summed, &mut counts.per_shard, capacity, frozen) {
+            match self.add_level(summed, &mut counts.per_shard, capacity, known) {
                 Ok(filled) => counts.full += filled,
                 Err(e) => {
                     tracing::debug!("not counting reached states per shard: level {}: {}", summed, e);
@@ -211,15 +211,9 @@ impl TaskRunner {
     /// Adds level `level`'s states per shard (from its chunk indexes, on
     /// the pool) to `per_shard`; returns how many shards it fills to
     /// `capacity`. A chunk without states (most of the first levels')
-    /// is passed over, unopened where `frozen` (the level held still)
-    /// knows it empty. A count above `capacity` is an error.
-    fn add_level(
-        &self,
-        level: u32,
-        per_shard: &mut [u32],
-        capacity: u32,
-        frozen: Option<&FrozenLevel>,
-    ) -> Result<u64, TaskError> {
+    /// is passed over, unopened where `known` tells it empty. A count
+    /// above `capacity` is an error.
+    fn add_level(&self, level: u32, per_shard: &mut [u32], capacity: u32, known: KnownEmpty) -> Result<u64, TaskError> {
         let job = &self.ctx.job;
         if level == 0 {
             let solved = &mut per_shard[job.solved_shard() as usize];
@@ -233,7 +227,7 @@ impl TaskRunner {
                 .enumerate()
                 .map(|(chunk, counts)| {
                     let shards = chunking.shards_of(chunk as u64);
-                    if frozen.is_some_and(|f| f.holds_none_in(level, shards.clone())) {
+                    if known.none_in(level, shards.clone()) {
                         return Ok(0);
                     }
                     let first = shards.start;

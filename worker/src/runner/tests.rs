@@ -8,6 +8,7 @@ use super::*;
 use cayley_shared::files::format::{ChunkReader, ShardEntry};
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_shared::search::resources::requirements;
+use level::KnownEmpty;
 
 /// The published Loopover MTM table of `board` (`2x4`) in
 /// tests/data/loopover-mtm.csv.
@@ -553,13 +554,14 @@ fn shards_with_every_state_reached_gain_nothing_and_the_table_stays_whole() {
         let mut levels_with_full_shards = 0;
         for level in 0..table.len() as u32 {
             let what = format!("{}: shards open after level {}", spec, level);
-            levels_with_full_shards += check_open_shards(fresh.open_shards(level, None), &farthest, level, &what);
+            levels_with_full_shards +=
+                check_open_shards(fresh.open_shards(level, KnownEmpty::default()), &farthest, level, &what);
         }
         // Some shards were full before the last level (at the last, all).
         assert!(levels_with_full_shards > 1, "{}", spec);
         // A repair of an earlier level does not read the counts of later
         // ones.
-        assert!(fresh.open_shards(1, None).is_none(), "{}", spec);
+        assert!(fresh.open_shards(1, KnownEmpty::default()).is_none(), "{}", spec);
         joining_after_retirement(&job, dir.path(), budget, &farthest, spec);
     }
 }
@@ -604,11 +606,11 @@ fn joining_after_retirement(job: &Job, dir: &Path, budget: u64, farthest: &[u32]
     }
     // The first worker, entering each level as the job did.
     let first = TaskRunner::new(job.clone(), dir, budget, 2, WRITE).unwrap();
-    first.open_shards(0, None);
-    first.open_shards(1, None);
+    first.open_shards(0, KnownEmpty::default());
+    first.open_shards(1, KnownEmpty::default());
     let mut levels_with_full_shards = 0;
     for level in 2..=depth {
-        first.open_shards(level, None);
+        first.open_shards(level, KnownEmpty::default());
         let newest_two = vec![level - 1, level];
         assert_eq!(counts_files(&checkpoint, depth), newest_two, "{}", spec);
         checkpoint.remove_level(level - 2);
@@ -621,7 +623,12 @@ fn joining_after_retirement(job: &Job, dir: &Path, budget: u64, farthest: &[u32]
         std::fs::remove_file(checkpoint.reached_path(level)).unwrap();
         let joining = TaskRunner::new(job.clone(), dir, budget, 2, WRITE).unwrap();
         let what = format!("{}: joining, shards open after level {}", spec, level);
-        levels_with_full_shards += check_open_shards(joining.open_shards(level, None), farthest, level, &what);
+        levels_with_full_shards += check_open_shards(
+            joining.open_shards(level, KnownEmpty::default()),
+            farthest,
+            level,
+            &what,
+        );
         assert_eq!(counts_files(&checkpoint, depth), newest_two, "{}: written again", spec);
     }
     assert!(levels_with_full_shards > 1, "{}", spec);
@@ -633,7 +640,7 @@ fn joining_after_retirement(job: &Job, dir: &Path, budget: u64, farthest: &[u32]
     std::fs::write(&newest, &damaged).unwrap();
     let joining = TaskRunner::new(job.clone(), dir, budget, 2, WRITE).unwrap();
     let open = joining
-        .open_shards(depth, None)
+        .open_shards(depth, KnownEmpty::default())
         .expect("every shard is full after the last level");
     assert!(open.iter().all(|&word| word == 0), "{}", spec);
     assert_ne!(std::fs::read(&newest).unwrap(), damaged, "{}", spec);
@@ -643,5 +650,5 @@ fn joining_after_retirement(job: &Job, dir: &Path, budget: u64, farthest: &[u32]
         std::fs::remove_file(checkpoint.reached_path(level)).unwrap();
     }
     let joining = TaskRunner::new(job.clone(), dir, budget, 2, WRITE).unwrap();
-    assert!(joining.open_shards(depth, None).is_none(), "{}", spec);
+    assert!(joining.open_shards(depth, KnownEmpty::default()).is_none(), "{}", spec);
 }
