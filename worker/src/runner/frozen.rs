@@ -181,6 +181,39 @@ impl FrozenLevel {
     }
 }
 
+/// What the start of a level knows of the empty shards of the level it
+/// reads without opening its chunk files: the last level's sparse map
+/// (`may_hold`: every other shard was written empty) and the indexes of
+/// the files the frozen level opened.
+#[derive(Clone, Copy, Default)]
+pub(super) struct KnownEmpty<'a> {
+    level: u32,
+    may_hold: Option<&'a [u64]>,
+    frozen: Option<&'a FrozenLevel>,
+}
+
+impl<'a> KnownEmpty<'a> {
+    /// What is known of `level`'s empty shards from the last level's
+    /// sparse map and from the level held still.
+    pub fn new(level: u32, may_hold: Option<&'a [u64]>, frozen: Option<&'a FrozenLevel>) -> KnownEmpty<'a> {
+        KnownEmpty {
+            level,
+            may_hold,
+            frozen,
+        }
+    }
+
+    /// True when no shard of `shards` holds a state of `level`, as far as
+    /// is known without reading (false where it is not known).
+    pub fn none_in(&self, level: u32, shards: std::ops::Range<u64>) -> bool {
+        level == self.level
+            && (self
+                .may_hold
+                .is_some_and(|map| !cayley_shared::space::bits::any_in(map, shards.clone()))
+                || self.frozen.is_some_and(|f| f.holds_none_in(level, shards)))
+    }
+}
+
 /// A source shard as a target's kernel reads it: borrowed from the frozen
 /// level, or fetched (from the cache or the checkpoint).
 pub(super) enum Source<'v> {

@@ -10,7 +10,7 @@
 //! report, the lease, and the wait for a level to close). Each task
 //! reports the idle time that ended when it started.
 
-use super::frozen::FrozenLevel;
+use super::frozen::{FrozenLevel, KnownEmpty};
 use super::reached::only_open;
 use super::{TaskError, TaskRunner};
 use crate::cache::Bits;
@@ -87,27 +87,6 @@ impl LevelView {
         self.targets
             .as_ref()
             .is_some_and(|bits| bits[(shard / 64) as usize] >> (shard % 64) & 1 == 0)
-    }
-}
-
-/// What the start of a level knows of the empty shards of the level it
-/// reads without opening its chunk files: the last level's sparse map
-/// (`may_hold`: every other shard was written empty) and the indexes of
-/// the files the frozen level opened.
-#[derive(Clone, Copy, Default)]
-pub(super) struct KnownEmpty<'a> {
-    level: u32,
-    may_hold: Option<&'a [u64]>,
-    frozen: Option<&'a FrozenLevel>,
-}
-
-impl KnownEmpty<'_> {
-    /// True when no shard of `shards` holds a state of `level`, as far as
-    /// is known without reading (false where it is not known).
-    pub fn none_in(&self, level: u32, shards: std::ops::Range<u64>) -> bool {
-        level == self.level
-            && (self.may_hold.is_some_and(|map| !bits::any_in(map, shards.clone()))
-                || self.frozen.is_some_and(|f| f.holds_none_in(level, shards)))
     }
 }
 
@@ -261,11 +240,7 @@ impl TaskRunner {
             frozen,
         };
         let mapping = Instant::now();
-        let known = KnownEmpty {
-            level: from_level,
-            may_hold: may_hold.as_deref(),
-            frozen: view.frozen.as_ref(),
-        };
+        let known = KnownEmpty::new(from_level, may_hold.as_deref(), view.frozen.as_ref());
         let targets = self.sparse_targets(from_level, known, view.frozen.as_ref());
         if let Ok(Some(map)) = &targets {
             tracing::debug!(

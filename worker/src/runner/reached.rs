@@ -32,7 +32,7 @@
 //!
 //! [`Space::shard_capacity`]: cayley_shared::space::Space::shard_capacity
 
-use super::level::KnownEmpty;
+use super::frozen::KnownEmpty;
 use super::{TaskError, TaskRunner};
 use cayley_shared::files::reached::{read_counts, write_counts, CountsId};
 use rayon::prelude::*;

@@ -8,7 +8,7 @@ use super::*;
 use cayley_shared::files::format::{ChunkReader, ShardEntry};
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_shared::search::resources::requirements;
-use level::KnownEmpty;
+use frozen::KnownEmpty;
 
 /// The published Loopover MTM table of `board` (`2x4`) in
 /// tests/data/loopover-mtm.csv.
