@@ -4,11 +4,11 @@
 //! against what the chunk files themselves say; batches, budgets smaller
 //! than a level, sparse levels and damaged inputs.
 
+use super::frozen::KnownEmpty;
 use super::*;
 use cayley_shared::files::format::{ChunkReader, ShardEntry};
 use cayley_shared::puzzle::{parse_puzzle, Metric};
 use cayley_shared::search::resources::requirements;
-use frozen::KnownEmpty;
 
 /// The published Loopover MTM table of `board` (`2x4`) in
 /// tests/data/loopover-mtm.csv.
