@@ -14,7 +14,6 @@ use super::frozen::{FrozenLevel, KnownEmpty};
 use super::reached::only_open;
 use super::{TaskError, TaskRunner};
 use crate::cache::Bits;
-use cayley_shared::space::bits;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
@@ -279,11 +278,12 @@ impl TaskRunner {
         if chunking.chunks() as usize > self.store.file_capacity() / 2 {
             return Some(frozen);
         }
+        let known = KnownEmpty::new(level, may_hold, None);
         let readers = (0..chunking.chunks())
             .into_par_iter()
             .map(|chunk| {
                 let shards = chunking.shards_of(chunk);
-                if may_hold.is_some_and(|bits| !bits::any_in(bits, shards.clone())) {
+                if known.none_in(level, shards.clone()) {
                     return None;
                 }
                 self.readers_of(&[(level, shards.start)]).ok()?.pop().flatten()
