@@ -1,9 +1,12 @@
 //! The puzzle families searched by `cayley run`, against published facts
 //! (tests/data/published.md) and the independent BFS helpers.
 
+use cayley_shared::job::chunking::{MAX_CHUNKS, TARGET_CHUNK_BYTES};
 use cayley_shared::puzzle::perm::Perm;
-use cayley_tests::run::{assert_words_solve, run_complete, Finished};
-use cayley_tests::{cube_adjacency, grid_adjacency, reference_bfs, reference_blank_bfs, reference_turnstyle_bfs};
+use cayley_tests::run::{assert_words_solve, run_complete, run_quietly, Finished};
+use cayley_tests::{
+    cube_adjacency, grid_adjacency, published_table, reference_bfs, reference_blank_bfs, reference_turnstyle_bfs,
+};
 use std::path::Path;
 
 /// `cayley run SPEC`, keeping up to `antipodes` antipodes.
@@ -75,6 +78,23 @@ fn sliding_puzzles_match_the_independent_bfs() {
         assert_eq!(total(&r.result.depths), half, "{}", spec);
         assert_words_solve(&r);
     }
+}
+
+#[test]
+fn the_15_puzzle_in_chunks_past_their_target_size_gives_the_published_first_levels() {
+    // 1.3 TiB a level: 20,808 chunks of 64 MiB, cut into at most MAX_CHUNKS
+    // larger ones instead (`job/chunking.rs`).
+    let r = run_quietly("sliding:4x4 --max-depth 12 --antipodes 2");
+    let chunking = r.job.chunking;
+    assert!(chunking.chunks() <= MAX_CHUNKS, "{:?}", chunking);
+    assert!(
+        chunking.per_chunk * r.job.space.shard_bytes() > 4 * TARGET_CHUNK_BYTES,
+        "{:?}",
+        chunking
+    );
+    let published = published_table("sliding-tables.csv", "4x4-to-16");
+    assert_eq!(r.result.depths, published[..=12]);
+    assert_words_solve(&r);
 }
 
 #[test]

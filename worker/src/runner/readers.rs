@@ -9,6 +9,7 @@
 //! is closed first.
 
 use cayley_shared::files::format::ChunkReader;
+use cayley_shared::job::chunking::MAX_CHUNKS;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -62,7 +63,9 @@ impl Readers {
     /// the open files per quarter of them opened. Looking for the single
     /// oldest on every open was a pass per open, under the write lock that
     /// every lookup waits for: 16% of `cayley run sliding:4x4 --max-depth
-    /// 12` (20,808 chunk files a level, 4,096 open at most).
+    /// 12` when its plan had 20,808 chunk files a level, 4,096 open at most;
+    /// a level now has at most as many chunks as may stay open, but a lower
+    /// limit on open files, or a run reading two levels, still fills it.
     pub fn insert(&mut self, level: u32, chunk: u64, reader: ChunkReader) -> Arc<ChunkReader> {
         if self.open.len() >= self.capacity {
             let mut uses: Vec<(u64, (u32, u64))> = self
@@ -110,12 +113,14 @@ pub fn prepare_open_files() {
 
 /// Chunk files a worker may keep open: a quarter of the process's limit on
 /// open files (the rest is for sockets, output files and the other workers
-/// of the process), between 64 and 4,096.
+/// of the process), between 64 and the most chunks a level is cut into
+/// ([`MAX_CHUNKS`], 4,096), so that with the usual limits a level's files
+/// all stay open.
 fn open_file_capacity() -> usize {
     static CAPACITY: OnceLock<u64> = OnceLock::new();
     *CAPACITY.get_or_init(|| {
         let limit = raise_open_file_limit();
-        let capacity = (limit / 4).clamp(64, 4096);
+        let capacity = (limit / 4).clamp(64, MAX_CHUNKS);
         reserve_descriptors((capacity + DESCRIPTORS_BESIDE_READERS).min(limit.saturating_sub(1)));
         capacity
     }) as usize
