@@ -545,6 +545,7 @@ fn shards_with_every_state_reached_gain_nothing_and_the_table_stays_whole() {
         let budget = requirements(&job).min_worker_bytes;
         let runner = TaskRunner::new(job.clone(), dir.path(), budget, 2, WRITE).unwrap();
         let table = levels(&runner).depths;
+        runner.counts_saved();
         assert_eq!(table, published(board), "{}", spec);
         // A worker that reads the finished levels from the first says
         // which shards still had states to reach after each, as the plain
@@ -562,6 +563,7 @@ fn shards_with_every_state_reached_gain_nothing_and_the_table_stays_whole() {
         // A repair of an earlier level does not read the counts of later
         // ones.
         assert!(fresh.open_shards(1, KnownEmpty::default()).is_none(), "{}", spec);
+        fresh.counts_saved();
         joining_after_retirement(&job, dir.path(), budget, &farthest, spec);
     }
 }
@@ -611,6 +613,7 @@ fn joining_after_retirement(job: &Job, dir: &Path, budget: u64, farthest: &[u32]
     let mut levels_with_full_shards = 0;
     for level in 2..=depth {
         first.open_shards(level, KnownEmpty::default());
+        first.counts_saved();
         let newest_two = vec![level - 1, level];
         assert_eq!(counts_files(&checkpoint, depth), newest_two, "{}", spec);
         checkpoint.remove_level(level - 2);
@@ -629,6 +632,7 @@ fn joining_after_retirement(job: &Job, dir: &Path, budget: u64, farthest: &[u32]
             level,
             &what,
         );
+        joining.counts_saved();
         assert_eq!(counts_files(&checkpoint, depth), newest_two, "{}: written again", spec);
     }
     assert!(levels_with_full_shards > 1, "{}", spec);
@@ -642,6 +646,7 @@ fn joining_after_retirement(job: &Job, dir: &Path, budget: u64, farthest: &[u32]
     let open = joining
         .open_shards(depth, KnownEmpty::default())
         .expect("every shard is full after the last level");
+    joining.counts_saved();
     assert!(open.iter().all(|&word| word == 0), "{}", spec);
     assert_ne!(std::fs::read(&newest).unwrap(), damaged, "{}", spec);
     // The counts files are what it starts from: without them the retired
