@@ -5,7 +5,8 @@
 //! Two sizes are decoupled this way. A shard is what a worker holds in
 //! memory and what the kernel works on, so it stays a few MB; a chunk is what
 //! the coordinator tracks and the filesystem stores, so it is tens of MB: the
-//! 4×4 Loopover's 524,160 shards of 4.8 MiB become 40,320 files per level
+//! 4×4 Loopover's 524,160 shards of 4.8 MiB (without symmetry reduction)
+//! become 4,095 files per level (at most [`MAX_CHUNKS`]; 40,320 of 64 MiB)
 //! instead of half a million, which shared filesystems handle badly.
 
 use serde::{Deserialize, Serialize};
