@@ -14,7 +14,7 @@ use super::frozen::{FrozenLevel, KnownEmpty};
 use super::reached::only_open;
 use super::{TaskError, TaskRunner};
 use crate::cache::Bits;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -95,6 +95,8 @@ pub(super) struct Levels {
     slot: Mutex<Slot>,
     /// Signalled when a task leaves.
     left: Condvar,
+    /// Items claimed and not yet done with, all tasks together.
+    working: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -131,6 +133,21 @@ impl Drop for Entered<'_> {
 impl Levels {
     fn lock(&self) -> MutexGuard<'_, Slot> {
         self.slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Items this worker's threads are computing or writing now, all
+    /// tasks together (see `pipeline`).
+    pub(super) fn working(&self) -> usize {
+        self.working.load(Ordering::Relaxed)
+    }
+
+    /// Counts an item claimed (`true`) or done with (`false`).
+    pub(super) fn note_working(&self, started: bool) {
+        if started {
+            self.working.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.working.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }
 

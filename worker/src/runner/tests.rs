@@ -80,6 +80,9 @@ fn levels(runner: &TaskRunner) -> Levels {
                 chunk
             );
             assert_eq!(found.into_inner(), task.stored, "level {} chunk {}", from + 1, chunk);
+            // Every item the task's threads took is let go (the count
+            // decides whether a task's last shards spread over the pool).
+            assert_eq!(runner.levels.working(), 0, "level {} chunk {}", from + 1, chunk);
             states += task.states;
             out.misses += task.io.cache.lookups - task.io.cache.hits;
         }
@@ -136,6 +139,7 @@ fn levels_side_by_side(runner: &TaskRunner, parallel: usize) -> Vec<u64> {
                 });
             }
         });
+        assert_eq!(runner.levels.working(), 0, "level {}", from + 1);
         match states.into_inner() {
             0 => break,
             n => depths.push(n),
