@@ -361,11 +361,11 @@ impl<'a> Task<'a> {
         // than it has threads: threads that find no item left join them.
         // (Only the last item can be a run without a computed shard, so
         // `i` computed shards come before this one.) While every thread
-        // has an item, a spread shard only costs: its top-down marks are
-        // atomic ORs, each a full barrier that keeps its cache miss from
-        // overlapping the next (`cyclic-coxeter:12`, 3 shards a task, two
-        // tasks side by side, spread one in three: 60 % more CPU at 2
-        // threads than at 1).
+        // has an item, a spread shard only costs: buffers of marks ORed
+        // together, threads woken, and (when its marks were atomic ORs,
+        // each a full barrier) 60 % more CPU at 2 threads than at 1 on
+        // `cyclic-coxeter:12`, 3 shards a task, two tasks side by side,
+        // spread one in three.
         let threads = rayon::current_num_threads();
         let split = self.computed - i < threads && runner.levels.working() < threads;
         let found = expand(runner, &mut gathered, split, self.on_units);
