@@ -333,12 +333,8 @@ impl ReducedMoves {
         wanted: impl Fn(usize) -> bool,
     ) -> Vec<Option<Step>> {
         let key = space.key(shard);
-        let legal = |g: usize| match self.guards[g] {
-            // x = m⁻¹(y) has the piece in `slot` iff y has it in m(slot);
-            // a guarded piece is a block of its own, so the key says.
-            Some((piece, slot)) => key[space.fiber().block_of(piece)] == 1u64 << self.forward[g][slot],
-            None => true,
-        };
+        // x = m⁻¹(y) has the piece in `slot` iff y has it in m(slot).
+        let legal = |g: usize| self.guard_allows(space, &key, g, |slot| self.forward[g][slot]);
         let moves: Vec<usize> = (0..self.forward.len()).filter(|&g| wanted(g) && legal(g)).collect();
         let keys = space.keys();
         let sources: Vec<Key> = moves.iter().map(|&g| keys.moved(&self.inverse[g], &key)).collect();
@@ -350,6 +346,17 @@ impl ReducedMoves {
             });
         }
         steps
+    }
+
+    /// Whether move `g`'s guard lets it apply to the states whose key (or
+    /// whose image's key) is `key`: the guarded piece is where `slot_in_key`
+    /// puts the guard's slot. A guarded piece is a block of its own
+    /// (`plan.rs`), so the key says, and every state of a shard has it.
+    fn guard_allows(&self, space: &ReducedSpace, key: &Key, g: usize, slot_in_key: impl Fn(usize) -> u8) -> bool {
+        match self.guards[g] {
+            Some((piece, slot)) => key[space.fiber().block_of(piece)] == 1u64 << slot_in_key(slot),
+            None => true,
+        }
     }
 
     /// The shards `shard`'s task reads (one per legal move).
@@ -370,7 +377,11 @@ impl ReducedMoves {
     /// `σ`, so `K_B = m σ (K_A) = σ m' (K_A)` with `m' = σ⁻¹ m σ`, again a
     /// move (every symmetry maps the move set onto itself, checked by
     /// [`crate::puzzle::symmetry::Symmetries::generate`]): `B` is the class
-    /// of `m'(K_A)`. Guards are ignored; they only remove shards.
+    /// of `m'(K_A)`. A guarded move applies to all of `A`'s states or to
+    /// none (the key holds the guarded piece), so only the moves whose
+    /// guard `K_A` meets are moved: the 15-puzzle has 48 guarded moves and
+    /// 2–4 apply to a shard, and its sparse map of depth 21 took 403 ms of
+    /// the level's 2.1 s on 2 threads canonicalising all 48.
     ///
     /// When every move's inverse is a move and none has a guard, these are
     /// exactly `source`'s own sources (the classes of `m⁻¹(K_A)` over all
@@ -388,7 +399,10 @@ impl ReducedMoves {
         }
         let keys = space.keys();
         let key = space.key(source);
-        let images: Vec<Key> = self.forward.iter().map(|m| keys.moved(m, &key)).collect();
+        let images: Vec<Key> = (self.forward.iter().enumerate())
+            .filter(|&(g, _)| self.guard_allows(space, &key, g, |slot| slot as u8))
+            .map(|(_, m)| keys.moved(m, &key))
+            .collect();
         let mut targets: Vec<u64> = keys
             .canonicalize_each(&images)
             .into_iter()
