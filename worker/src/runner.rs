@@ -194,7 +194,7 @@ impl TaskRunner {
         // its output, and the buffer the older level is read through.
         let item = (job.puzzle.moves.len() as u64 + 5) * shard_bytes;
         if let cayley_shared::space::Space::Reduced(space) = &job.space {
-            space.fit_tables_to(memory_budget, job.space.level_bytes(), job.puzzle.moves.len());
+            space.fit_tables_to(memory_budget, job.space.level_bytes());
         }
         let ctx = pool.install(|| SearchContext::new(job));
         // The tables and the buffers outside the cache come out of the same

@@ -19,6 +19,7 @@
 
 pub mod bottom_up;
 pub mod direction;
+mod step_table;
 pub mod steps;
 pub mod top_down;
 

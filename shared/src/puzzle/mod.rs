@@ -8,6 +8,7 @@
 //! guarded pieces are put first in the ranking so every block of states shares
 //! the guard's truth value (see `layout`).
 
+mod columns;
 pub mod group;
 mod loopover;
 pub mod perm;
@@ -22,6 +23,7 @@ mod turnstyle;
 mod tws;
 mod varikon;
 
+pub use columns::MoveColumns;
 pub use spec::{check_metric_applies, known_families, parse_puzzle, parse_puzzle_with_file, spec_file_text};
 pub use spec_text::{
     job_spec, job_spec_with, split_options, split_track, strip_no_symmetry, SpecError, DIRECTED_FLAG, NO_SYMMETRY_FLAG,

@@ -9,13 +9,13 @@
 //! for the whole job in one flat table when it fits
 //! [`crate::space::reduced::STEP_TABLE_BYTES`] (48 MB on the 4×4).
 
+use super::step_table::{StepTable, UNKNOWN};
 use crate::puzzle::perm::Perm;
 use crate::puzzle::symmetry::Symmetries;
 use crate::puzzle::Puzzle;
 use crate::space::reduced::fiber::{FiberMap, MapForm};
 use crate::space::reduced::keys::Key;
 use crate::space::reduced::ReducedSpace;
-use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -47,67 +47,6 @@ pub struct ReducedMoves {
     reverse: Option<ReverseSteps>,
     /// What the running level's expansions cost, for the choice of direction.
     pub costs: super::direction::DirectionCosts,
-}
-
-/// Every shard's steps, filled in as shards are first asked for.
-///
-/// "Not worked out yet" is all ones, not zero, so that building the table
-/// writes every page of it. A zeroed table came from the allocator as
-/// untouched pages: a shard's first look read the kernel's shared zero
-/// page, and the entry's first store then replaced that page, which
-/// flushed the page's translation on every core the process ran on, one
-/// interrupt per 4 KiB. On 2 threads those flushes were 0.7% of a 4×4 run
-/// to depth 8 (one in 2,000 samples at 1 thread); they grow with the
-/// cores.
-struct StepTable {
-    /// Bits of the symmetry in an entry.
-    symmetry_bits: u32,
-    /// `moves` entries per shard: `UNKNOWN` not worked out yet,
-    /// `ILLEGAL` an illegal move, otherwise
-    /// `source << symmetry_bits | symmetry`.
-    entries: Vec<AtomicU32>,
-}
-
-const UNKNOWN: u32 = u32::MAX;
-const ILLEGAL: u32 = u32::MAX - 1;
-
-impl StepTable {
-    /// A table for `space` and `moves` moves, when its entries fit 32 bits
-    /// and its size the space's allowance.
-    fn new(space: &ReducedSpace, moves: usize) -> Option<StepTable> {
-        if space.step_table_bytes(moves) == 0 {
-            return None;
-        }
-        let symmetry_bits = usize::BITS - (space.symmetries.order().max(2) - 1).leading_zeros();
-        let largest = space.shards() << symmetry_bits;
-        if largest >= u64::from(ILLEGAL) {
-            return None;
-        }
-        // Written on the pool's threads (the worker builds its context
-        // there): 48 MB of first writes on the 4×4.
-        let entries = (0..space.shards() as usize * moves)
-            .into_par_iter()
-            .map(|_| AtomicU32::new(UNKNOWN))
-            .collect();
-        Some(StepTable { symmetry_bits, entries })
-    }
-
-    fn encode(&self, step: Option<Step>) -> u32 {
-        match step {
-            None => ILLEGAL,
-            Some(s) => (s.source as u32) << self.symmetry_bits | s.symmetry as u32,
-        }
-    }
-
-    fn decode(&self, entry: u32) -> Option<Step> {
-        if entry >= ILLEGAL {
-            return None;
-        }
-        Some(Step {
-            source: u64::from(entry >> self.symmetry_bits),
-            symmetry: (entry & ((1 << self.symmetry_bits) - 1)) as usize,
-        })
-    }
 }
 
 /// The step a worked-out step implies the other way round.
@@ -178,22 +117,25 @@ impl ReverseSteps {
     /// with a write between, each waited for the one before.
     fn note(&self, table: &StepTable, shard: u64, steps: &[(usize, Step)]) {
         let moves = self.moves.len() / self.inverse_symmetry.len();
-        let entries: Vec<(&AtomicU32, u32)> = steps
+        let entries: Vec<(usize, &AtomicU32, u32)> = steps
             .iter()
             .map(|&(g, step)| {
                 let back = self.moves[step.symmetry * moves + g] as usize;
-                let entry = &table.entries[step.source as usize * moves + back];
-                (entry, entry.load(Ordering::Relaxed))
+                let entry = &table.row(step.source)[table.column(back)];
+                (back, entry, entry.load(Ordering::Relaxed))
             })
             .collect();
-        for ((entry, was), &(_, step)) in entries.into_iter().zip(steps) {
+        for ((back, entry, was), &(_, step)) in entries.into_iter().zip(steps) {
             if was == UNKNOWN {
                 let symmetry = self.inverse_symmetry[step.symmetry] as usize;
                 entry.store(
-                    table.encode(Some(Step {
-                        source: shard,
-                        symmetry,
-                    })),
+                    table.encode(
+                        back,
+                        Some(Step {
+                            source: shard,
+                            symmetry,
+                        }),
+                    ),
                     Ordering::Relaxed,
                 );
             }
@@ -211,7 +153,7 @@ impl ReducedMoves {
         let unguarded = puzzle.moves.iter().all(|m| m.guard.is_none());
         let forward: Vec<Perm> = puzzle.moves.iter().map(|m| m.perm.clone()).collect();
         let inverse: Vec<Perm> = puzzle.moves.iter().map(|m| m.perm.inverse()).collect();
-        let table = StepTable::new(space, puzzle.moves.len());
+        let table = StepTable::new(space, puzzle.move_columns());
         let reverse = match table {
             Some(_) if closed && unguarded => ReverseSteps::new(&space.symmetries, &forward, &inverse),
             _ => None,
@@ -255,21 +197,20 @@ impl ReducedMoves {
                 .enumerate()
                 .for_each(|(g, step)| visit(g, step));
         };
-        let moves = self.forward.len();
-        let entries = &table.entries[shard as usize * moves..(shard as usize + 1) * moves];
+        let row = table.row(shard);
         // Entries are written whole, and a known entry is only ever
         // written again with the same source and another symmetry that
         // maps the key there as well (two threads working out the same
         // pair of shards from both ends), so any thread that sees a known
         // entry sees a right one (relaxed order suffices: no other memory
         // depends on it), and reading it again gives a right one too.
-        if entries.iter().all(|e| e.load(Ordering::Relaxed) != UNKNOWN) {
-            for (g, entry) in entries.iter().enumerate() {
-                visit(g, table.decode(entry.load(Ordering::Relaxed)));
+        if row.iter().all(|e| e.load(Ordering::Relaxed) != UNKNOWN) {
+            for g in 0..self.forward.len() {
+                visit(g, table.decode(g, row[table.column(g)].load(Ordering::Relaxed)));
             }
             return;
         }
-        self.fill_steps(space, shard, table, entries)
+        self.fill_steps(space, shard, table, row)
             .into_iter()
             .enumerate()
             .for_each(|(g, step)| visit(g, step));
@@ -278,27 +219,21 @@ impl ReducedMoves {
     /// Works out the steps of `shard` the table does not hold yet, writes
     /// them there (and what they imply the other way round), and returns
     /// them all.
-    fn fill_steps(
-        &self,
-        space: &ReducedSpace,
-        shard: u64,
-        table: &StepTable,
-        entries: &[AtomicU32],
-    ) -> Vec<Option<Step>> {
+    fn fill_steps(&self, space: &ReducedSpace, shard: u64, table: &StepTable, row: &[AtomicU32]) -> Vec<Option<Step>> {
         let moves = self.forward.len();
-        let known: Vec<u32> = entries.iter().map(|e| e.load(Ordering::Relaxed)).collect();
-        let mut steps = self.work_out_some_steps(space, shard, |g| known[g] == UNKNOWN);
+        let known: Vec<u32> = row.iter().map(|e| e.load(Ordering::Relaxed)).collect();
+        let unknown = |g: usize| known[table.column(g)] == UNKNOWN;
+        let mut steps = self.work_out_some_steps(space, shard, unknown);
         let mut new_steps = Vec::with_capacity(moves);
-        for (g, (entry, &was)) in entries.iter().zip(&known).enumerate() {
-            if was != UNKNOWN {
-                steps[g] = table.decode(was);
-                continue;
-            }
-            entry.store(table.encode(steps[g]), Ordering::Relaxed);
-            if let Some(step) = steps[g] {
+        for g in 0..moves {
+            if !unknown(g) {
+                steps[g] = table.decode(g, known[table.column(g)]);
+            } else if let Some(step) = steps[g] {
+                row[table.column(g)].store(table.encode(g, Some(step)), Ordering::Relaxed);
                 new_steps.push((g, step));
             }
         }
+        StepTable::close_row(row, &known);
         if let Some(reverse) = &self.reverse {
             reverse.note(table, shard, &new_steps);
         }
@@ -309,8 +244,8 @@ impl ReducedMoves {
     #[cfg(test)]
     pub(crate) fn known_steps(&self, shard: u64) -> usize {
         let Some(table) = &self.table else { return 0 };
-        let moves = self.forward.len();
-        table.entries[shard as usize * moves..(shard as usize + 1) * moves]
+        table
+            .row(shard)
             .iter()
             .filter(|e| e.load(Ordering::Relaxed) != UNKNOWN)
             .count()
@@ -446,34 +381,5 @@ impl ReducedMoves {
         let (map, target) = space.fiber_map(&source_key, &f, g_pieces, form);
         debug_assert_eq!(target[..space.fiber().blocks()], key[..space.fiber().blocks()]);
         map
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn entries_tell_unknown_illegal_and_every_step_apart() {
-        let table = StepTable {
-            symmetry_bits: 7,
-            entries: Vec::new(),
-        };
-        // The largest source the table admits: `shards << 7` below ILLEGAL.
-        let largest = Step {
-            source: (u64::from(ILLEGAL) >> 7) - 1,
-            symmetry: 127,
-        };
-        for step in [
-            Some(Step { source: 0, symmetry: 0 }),
-            Some(Step { source: 5, symmetry: 3 }),
-            Some(largest),
-            None,
-        ] {
-            let entry = table.encode(step);
-            assert_ne!(entry, UNKNOWN, "{:?} is not 'not worked out'", step);
-            assert_eq!(table.decode(entry), step);
-        }
-        assert_eq!(table.decode(UNKNOWN), None);
     }
 }

@@ -70,6 +70,9 @@ pub struct ReducedSpace {
     fiber: FiberLayout,
     /// Fiber-map tables shared by all tasks (and clones) of this space.
     tables: Arc<TableCache>,
+    /// Entries a shard's steps take in the kernel's step table: one per
+    /// move that can apply to a state ([`crate::puzzle::MoveColumns`]).
+    step_columns: usize,
 }
 
 impl PartialEq for ReducedSpace {
@@ -143,6 +146,7 @@ impl ReducedSpace {
             keys,
             fiber,
             tables,
+            step_columns: puzzle.move_columns().width,
         }
     }
 
@@ -240,7 +244,7 @@ impl ReducedSpace {
         let parities = 2;
         let per_map = (self.fiber.row_states() * parities + self.fiber.rows()) * 8;
         let all_maps = self.shards().saturating_mul(moves as u64 + 1).saturating_mul(per_map);
-        all_maps.min(self.tables.bound() as u64) + self.step_table_bytes(moves)
+        all_maps.min(self.tables.bound() as u64) + self.step_table_bytes()
     }
 
     /// Raises the fiber-map tables' bound to an eighth of a worker's
@@ -255,19 +259,19 @@ impl ReducedSpace {
     /// `cayley run loopover:3x5 --max-depth 10 --threads 2 --memory 10G`,
     /// two interleaved pairs: 37.3–37.6 → 32.3–32.4 s, peak RSS 1.85 →
     /// 2.77 GB (within the budget, as the tables are charged to it).
-    pub fn fit_tables_to(&self, budget: u64, level_bytes: u128, moves: usize) {
+    pub fn fit_tables_to(&self, budget: u64, level_bytes: u128) {
         let raised = (budget / 8).min(tables::MAX_TABLE_CACHE_BYTES as u64);
-        let others = self.step_table_bytes(moves);
+        let others = self.step_table_bytes();
         let rest = budget.saturating_sub(raised.saturating_add(others));
         if raised > self.tables.bound() as u64 && u128::from(rest) >= level_bytes {
             self.tables.raise_bound(raised as usize);
         }
     }
 
-    /// Bytes of the kernel's table of every shard's steps with `moves`
-    /// moves, or 0 when it would pass [`STEP_TABLE_BYTES`] (no table).
-    pub fn step_table_bytes(&self, moves: usize) -> u64 {
-        let bytes = self.shards().saturating_mul(moves as u64).saturating_mul(4);
+    /// Bytes of the kernel's table of every shard's steps, or 0 when it
+    /// would pass [`STEP_TABLE_BYTES`] (no table).
+    pub fn step_table_bytes(&self) -> u64 {
+        let bytes = self.shards().saturating_mul(self.step_columns as u64).saturating_mul(4);
         if bytes <= STEP_TABLE_BYTES {
             bytes
         } else {

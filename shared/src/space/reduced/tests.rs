@@ -257,20 +257,19 @@ fn fixed_states_listed_are_those_a_symmetry_fixes() {
 /// and never falls.
 #[test]
 fn tables_take_an_eighth_of_a_budget_that_holds_a_level_besides() {
-    let (p, r) = space("loopover:3x4", Metric::Mtm);
-    let moves = p.moves.len();
+    let (_, r) = space("loopover:3x4", Metric::Mtm);
     let own = r.tables.bound() as u64;
-    let steps = r.step_table_bytes(moves);
+    let steps = r.step_table_bytes();
     // An eighth of the budget, a byte short of leaving the level and the
     // step table beside it: unchanged.
     let budget = (own + 1) * 8;
     let short = (budget - budget / 8 - steps) as u128 + 1;
-    r.fit_tables_to(budget, short, moves);
+    r.fit_tables_to(budget, short);
     assert_eq!(r.tables.bound() as u64, own, "raised beside a level that does not fit");
-    r.fit_tables_to(budget, short - 1, moves);
+    r.fit_tables_to(budget, short - 1);
     assert_eq!(r.tables.bound() as u64, budget / 8, "an eighth of the budget");
-    r.fit_tables_to(budget / 2, 0, moves);
+    r.fit_tables_to(budget / 2, 0);
     assert_eq!(r.tables.bound() as u64, budget / 8, "a smaller budget lowered it");
-    r.fit_tables_to(1 << 40, 1 << 30, moves);
+    r.fit_tables_to(1 << 40, 1 << 30);
     assert_eq!(r.tables.bound(), tables::MAX_TABLE_CACHE_BYTES, "past the cap");
 }
