@@ -14,14 +14,14 @@ fn truncate(path: &Path) {
     std::fs::write(path, &bytes[..bytes.len() / 2]).unwrap();
 }
 
-/// Flips one byte in the middle of a chunk file's compressed payload (after
-/// the 96-byte header and the 32-byte index entry of each shard).
+/// Flips one byte in the middle of a chunk file's compressed payload
+/// (docs/formats.md: after the 96-byte header, up to the index, whose
+/// offset is the header's bytes 80–87).
 fn flip_payload_byte(path: &Path) {
     let mut bytes = std::fs::read(path).unwrap();
-    let shards = u32::from_le_bytes(bytes[28..32].try_into().unwrap()) as usize;
-    let start = 96 + 32 * shards;
-    assert!(bytes.len() > start, "{} has no payload", path.display());
-    let at = start + (bytes.len() - start) / 2;
+    let (start, end) = (96, u64::from_le_bytes(bytes[80..88].try_into().unwrap()) as usize);
+    assert!(end > start, "{} has no payload", path.display());
+    let at = start + (end - start) / 2;
     bytes[at] ^= 0x5a;
     std::fs::write(path, bytes).unwrap();
 }

@@ -17,19 +17,26 @@
 //! | 48..56 | words per shard |
 //! | 56..64 | popcount of the whole chunk |
 //! | 64..72 | xxh3-64 of the index |
-//! | 72..80 | xxh3-64 of bytes 0..72 |
-//! | 80..96 | reserved (0) |
+//! | 72..80 | xxh3-64 of bytes 0..72 (from version 7: and 80..96) |
+//! | 80..88 | from version 7: offset of the index (before: 0) |
+//! | 88..96 | reserved (0) |
 //!
-//! Then the index, 32 bytes per shard (offset, length, popcount, xxh3-64 of
-//! the shard's stored bytes when it is a list, else of its uncompressed
-//! words), then each non-empty shard: from version 4, when at most one bit
+//! Then each non-empty shard's frames, in shard order, then the index.
+//! The index is a bitmap of the chunk's non-empty shards (a little-endian
+//! word per 64 shards) and 32 bytes for each of them (offset, length,
+//! popcount, xxh3-64 of the shard's stored bytes when it is a list, else of
+//! its uncompressed words). Up to version 6 the index came first, right
+//! after the header, with 32 bytes for every shard, empty or not: on the
+//! 15-puzzle's sparse levels (1,479 shards a chunk, about one in fifty
+//! holding a state) that was most of each file, written, checked and read
+//! again by every level. Each non-empty shard: from version 4, when at most one bit
 //! in [`list::LIST_DENSITY`] is set, the list of its set bits (see
 //! [`list`]); else zstd frames of at most [`FRAME_BYTES`] of its words, or,
 //! when between a fifth and four fifths of its bits are set
 //! ([`stored_raw`]) or whenever zstd does not make them smaller, the words
 //! as they are: a length equal to the shard's size means raw words, and
 //! compressed shards and lists are always shorter than that. An empty
-//! shard has length 0 and no frame: sparse levels cost only their index.
+//! shard has no frame (up to version 6: an entry of length 0).
 //! From version 5 a chunk without a set bit is its header alone (no index;
 //! the index checksum is that of no bytes): on the 4×4 Loopover's first
 //! levels, 309 chunks of which at most 90 gain a state, each empty one
@@ -55,8 +62,9 @@ pub const MAGIC: &[u8; 8] = b"CAYLEYCK";
 /// [`OLDEST_READABLE_VERSION`], are refused. Version 3 added shards stored
 /// raw, version 4 sparse shards stored as lists, version 5 chunks without
 /// a set bit stored as their header alone, version 6 one header-only file
-/// shared by the empty chunks of a level ([`ANY_CHUNK`]).
-pub const FORMAT_VERSION: u32 = 6;
+/// shared by the empty chunks of a level ([`ANY_CHUNK`]), version 7 the
+/// index after the frames, with entries for the non-empty shards alone.
+pub const FORMAT_VERSION: u32 = 7;
 
 /// Version 2 files (every shard compressed) and version 3 files (no lists)
 /// still read: a checkpoint written by an earlier build resumes and gives
@@ -71,6 +79,10 @@ const HEADER_ONLY_VERSION: u32 = 5;
 
 /// The first version whose empty chunks may share a file.
 const SHARED_EMPTY_VERSION: u32 = 6;
+
+/// The first version whose index follows the frames and lists only the
+/// non-empty shards.
+const SPARSE_INDEX_VERSION: u32 = 7;
 
 /// The chunk number and first shard in the header of a file that empty
 /// chunks of one level and size share as hard links: it stands for any of
@@ -208,6 +220,10 @@ pub struct ChunkHeader {
     pub popcount: u64,
     /// xxh3-64 of the index: covers every shard's checksum and count.
     pub index_checksum: u64,
+    /// Where the index starts: right after the header up to version 6,
+    /// after the frames from version 7 (the header's length in a chunk
+    /// without a set bit, which is its header alone).
+    pub index_offset: u64,
     /// Format version the file was written in ([`OLDEST_READABLE_VERSION`]
     /// up to [`FORMAT_VERSION`]).
     pub version: u32,
@@ -219,6 +235,18 @@ fn u32_at(h: &[u8], i: usize) -> u32 {
 
 fn u64_at(h: &[u8], i: usize) -> u64 {
     u64::from_le_bytes(h[i..i + 8].try_into().expect("8 bytes"))
+}
+
+/// The header's own checksum in `version`: of bytes 0..72, and from
+/// version 7 also of 80..96 (the index's offset).
+fn own_checksum(h: &[u8; HEADER_LEN], version: u32) -> u64 {
+    if version < SPARSE_INDEX_VERSION {
+        return xxhash_rust::xxh3::xxh3_64(&h[..72]);
+    }
+    let mut covered = [0u8; 88];
+    covered[..72].copy_from_slice(&h[..72]);
+    covered[72..].copy_from_slice(&h[80..]);
+    xxhash_rust::xxh3::xxh3_64(&covered)
 }
 
 impl ChunkHeader {
@@ -235,7 +263,8 @@ impl ChunkHeader {
         h[48..56].copy_from_slice(&self.id.shard_words.to_le_bytes());
         h[56..64].copy_from_slice(&self.popcount.to_le_bytes());
         h[64..72].copy_from_slice(&self.index_checksum.to_le_bytes());
-        let own = xxhash_rust::xxh3::xxh3_64(&h[..72]);
+        h[80..88].copy_from_slice(&self.index_offset.to_le_bytes());
+        let own = own_checksum(&h, FORMAT_VERSION);
         h[72..80].copy_from_slice(&own.to_le_bytes());
         h
     }
@@ -252,9 +281,10 @@ impl ChunkHeader {
                 expected: FORMAT_VERSION,
             });
         }
+        let reserved = if version >= SPARSE_INDEX_VERSION { 88 } else { 80 };
         let intact = u32_at(h, 12) == HEADER_LEN as u32
-            && h[80..].iter().all(|&b| b == 0)
-            && u64_at(h, 72) == xxhash_rust::xxh3::xxh3_64(&h[..72]);
+            && h[reserved..].iter().all(|&b| b == 0)
+            && u64_at(h, 72) == own_checksum(h, version);
         if !intact {
             return Err(FormatError::corrupt(path, "damaged header"));
         }
@@ -269,6 +299,11 @@ impl ChunkHeader {
             },
             popcount: u64_at(h, 56),
             index_checksum: u64_at(h, 64),
+            index_offset: if version >= SPARSE_INDEX_VERSION {
+                u64_at(h, 80)
+            } else {
+                HEADER_LEN as u64
+            },
             version,
         };
         let shared = header.id.chunk == ANY_CHUNK || header.id.first_shard == ANY_CHUNK;
@@ -288,6 +323,7 @@ impl ChunkHeader {
             id,
             popcount: 0,
             index_checksum: xxhash_rust::xxh3::xxh3_64(&[]),
+            index_offset: HEADER_LEN as u64,
         }
     }
 
@@ -330,6 +366,7 @@ fn payload_bytes(words: &[u64]) -> &[u8] {
 }
 
 mod empties;
+mod index;
 pub mod list;
 mod prepared;
 mod reader;

@@ -317,11 +317,7 @@ impl TaskRunner {
             .pop()
             .flatten()
             .expect("a level above 0 has files");
-        let entries = reader.entries().iter().enumerate();
-        Ok(entries
-            .filter(|(_, e)| e.popcount > 0)
-            .map(|(i, _)| first + i as u64)
-            .collect())
+        Ok(reader.nonempty().map(|(i, _)| first + i as u64).collect())
     }
 
     /// The shards that can hold states of level `level + 1`, as a bitmap,

@@ -231,10 +231,12 @@ fn a_damaged_index_is_caught_when_the_result_is_checked() {
     h.run_until(worker, 3);
     let task = h.lease(worker);
     let done = h.compute(&task);
-    // The index entry (its popcount field) of the output changes after the write.
+    // An index entry (the last, at the file's end: its popcount field) of
+    // the output changes after the write.
     let path = h.state.checkpoint.chunk_path(task.from_level + 1, task.chunk);
     let mut bytes = std::fs::read(&path).unwrap();
-    bytes[cayley_shared::files::format::HEADER_LEN + 16] ^= 1;
+    let at = bytes.len() - cayley_shared::files::format::ENTRY_LEN + 16;
+    bytes[at] ^= 1;
     std::fs::write(&path, bytes).unwrap();
     assert!(matches!(
         h.state.complete(worker, task.lease_id, done),
@@ -320,7 +322,7 @@ fn a_damaged_older_level_is_left_out() {
         let path = h.state.checkpoint.chunk_path(3, chunk);
         let reader = ChunkReader::open(&path, &h.state.chunk_id(3, chunk)).unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
-        for entry in reader.entries().iter().filter(|e| e.length > 0) {
+        for (_, entry) in reader.nonempty() {
             bytes[entry.offset as usize] ^= 0x40;
         }
         std::fs::write(&path, &bytes).unwrap();

@@ -2,9 +2,10 @@
 //! once and then shards one at a time (each frame checked against its
 //! index entry), or everything ([`verify_chunk`]).
 
+use super::index::ShardIndex;
 use super::{
     list, u64_at, ChunkHeader, ChunkId, FormatError, ShardEntry, ENTRY_LEN, HEADER_LEN, HEADER_ONLY_VERSION,
-    LISTS_VERSION,
+    LISTS_VERSION, SPARSE_INDEX_VERSION,
 };
 use std::fs::File;
 use std::io::{self, Read};
@@ -32,18 +33,13 @@ pub struct ChunkReader {
     path: PathBuf,
     file: File,
     header: ChunkHeader,
-    /// One per shard; none for a chunk without a set bit ([`Self::entry`]
-    /// answers for its shards): the sparse map opens every chunk of a
-    /// level, and 1,618 zeroed entries and counts for each of the 4×4
-    /// Loopover's 300-odd empty chunks a level were 20 MB to allocate and
-    /// clear. Reading depths 2–4's indexes took 11.3, 11.8 and 6.6 ms with
-    /// them, 3.5, 2.7 and 4.3 ms without (1 thread).
-    entries: Vec<ShardEntry>,
-    /// Each shard's set bits, packed: a worker reads a target shard's 26
-    /// inputs' counts from indexes of many files, and from 32-byte
-    /// entries that was a cache miss each (9.6 % of a 1-thread run of the
-    /// 4×4 Loopover to depth 8, `perf`).
-    popcounts: Box<[u64]>,
+    /// The index, whatever the file's version: the sparse map opens every
+    /// chunk of a level, and 1,618 zeroed entries and counts for each of
+    /// the 4×4 Loopover's 300-odd empty chunks a level were 20 MB to
+    /// allocate and clear (depths 2–4's indexes took 11.3, 11.8 and 6.6 ms
+    /// with them, 3.5, 2.7 and 4.3 ms without, 1 thread); only the
+    /// non-empty shards have entries now.
+    index: ShardIndex,
     /// Bytes of the file.
     size: u64,
 }
@@ -62,6 +58,43 @@ impl ChunkReader {
         if header.version >= HEADER_ONLY_VERSION && header.popcount == 0 {
             return Self::header_only(path, file, header, size);
         }
+        let index = if header.version >= SPARSE_INDEX_VERSION {
+            Self::sparse_index(path, &file, &header, size)?
+        } else {
+            Self::full_index(path, &mut file, &header, size)?
+        };
+        Ok(ChunkReader {
+            path: path.into(),
+            file,
+            header,
+            index,
+            size,
+        })
+    }
+
+    /// The index of a file of version 7 or later: after the frames, which
+    /// follow each other in shard order from the header on and end where
+    /// it starts.
+    fn sparse_index(path: &Path, file: &File, header: &ChunkHeader, size: u64) -> Result<ShardIndex, FormatError> {
+        let start = header.index_offset;
+        if !(HEADER_LEN as u64..=size).contains(&start) {
+            return Err(FormatError::corrupt(path, "index offset outside the file"));
+        }
+        let mut bytes = vec![0u8; (size - start) as usize];
+        file.read_exact_at(&mut bytes, start)
+            .map_err(|e| FormatError::io(path, e))?;
+        if xxhash_rust::xxh3::xxh3_64(&bytes) != header.index_checksum {
+            return Err(FormatError::corrupt(path, "index checksum mismatch"));
+        }
+        let index =
+            ShardIndex::decode(header.id.shards as usize, &bytes).map_err(|why| FormatError::corrupt(path, why))?;
+        Self::check_frames(path, header, index.entries(), HEADER_LEN as u64, start)?;
+        Ok(index)
+    }
+
+    /// The index of a file up to version 6: an entry for every shard, right
+    /// after the header, and the frames after it up to the file's end.
+    fn full_index(path: &Path, file: &mut File, header: &ChunkHeader, size: u64) -> Result<ShardIndex, FormatError> {
         let index_len = ENTRY_LEN as u64 * header.id.shards as u64;
         let data_start = HEADER_LEN as u64 + index_len;
         if data_start > size {
@@ -72,44 +105,57 @@ impl ChunkReader {
         if xxhash_rust::xxh3::xxh3_64(&index) != header.index_checksum {
             return Err(FormatError::corrupt(path, "index checksum mismatch"));
         }
-        let bits = header.id.shard_words.saturating_mul(64);
-        let mut entries = Vec::with_capacity(header.id.shards as usize);
-        let mut total = 0u64;
-        let mut end = data_start;
-        for raw in index.chunks_exact(ENTRY_LEN) {
-            let e = ShardEntry {
+        let entries: Vec<ShardEntry> = (index.chunks_exact(ENTRY_LEN))
+            .map(|raw| ShardEntry {
                 offset: u64_at(raw, 0),
                 length: u64_at(raw, 8),
                 popcount: u64_at(raw, 16),
                 checksum: u64_at(raw, 24),
-            };
-            // Frames follow each other in shard order; an empty shard has none.
-            let placed = if e.length == 0 {
-                e.offset == 0 && e.popcount == 0
-            } else {
-                e.offset == end && e.offset.checked_add(e.length).is_some_and(|x| x <= size) && e.popcount > 0
-            };
-            if !placed || e.popcount > bits {
+            })
+            .collect();
+        // An empty shard has no frame.
+        if entries
+            .iter()
+            .any(|e| (e.length == 0) != (e.popcount == 0) || (e.length == 0 && e.offset != 0))
+        {
+            return Err(FormatError::corrupt(path, "index entry out of place"));
+        }
+        let nonempty: Vec<ShardEntry> = entries.iter().filter(|e| e.length > 0).copied().collect();
+        Self::check_frames(path, header, &nonempty, data_start, size)?;
+        Ok(ShardIndex::from_entries(&entries))
+    }
+
+    /// Checks that the non-empty shards' frames (`entries`, in shard
+    /// order) follow each other from `start` to `end`, and that their set
+    /// bits, each at most a shard's, add up to the header's.
+    fn check_frames(
+        path: &Path,
+        header: &ChunkHeader,
+        entries: &[ShardEntry],
+        start: u64,
+        end: u64,
+    ) -> Result<(), FormatError> {
+        let bits = header.id.shard_words.saturating_mul(64);
+        let mut at = start;
+        let mut total = 0u64;
+        for e in entries {
+            let placed = e.length > 0
+                && e.offset == at
+                && e.offset.checked_add(e.length).is_some_and(|x| x <= end)
+                && (1..=bits).contains(&e.popcount);
+            if !placed {
                 return Err(FormatError::corrupt(path, "index entry out of place"));
             }
-            end += e.length;
+            at += e.length;
             total += e.popcount;
-            entries.push(e);
         }
-        if total != header.popcount || end != size {
+        if total != header.popcount || at != end {
             return Err(FormatError::corrupt(
                 path,
                 "index does not match the header or the file size",
             ));
         }
-        Ok(ChunkReader {
-            path: path.into(),
-            file,
-            header,
-            popcounts: entries.iter().map(|e| e.popcount).collect(),
-            entries,
-            size,
-        })
+        Ok(())
     }
 
     /// An empty chunk of version 5 or later: the header must be the whole
@@ -124,8 +170,7 @@ impl ChunkReader {
         Ok(ChunkReader {
             path: path.into(),
             file,
-            entries: Vec::new(),
-            popcounts: Box::new([]),
+            index: ShardIndex::empty(header.id.shards as usize),
             header,
             size,
         })
@@ -136,34 +181,22 @@ impl ChunkReader {
         &self.header
     }
 
-    /// Index entries, one per shard of the chunk; none for a chunk without
-    /// a set bit.
-    pub fn entries(&self) -> &[ShardEntry] {
-        &self.entries
+    /// The non-empty shards of the chunk (their numbers in the chunk, in
+    /// order) with their index entries.
+    pub fn nonempty(&self) -> impl Iterator<Item = (usize, ShardEntry)> + '_ {
+        self.index.nonempty()
     }
 
-    /// Index entry of shard `index` of the chunk.
+    /// Index entry of shard `index` of the chunk (all zero for an empty
+    /// shard).
     pub fn entry(&self, index: usize) -> ShardEntry {
-        if self.entries.is_empty() {
-            assert!(
-                index < self.header.id.shards as usize,
-                "shard {} of a chunk of {}",
-                index,
-                self.header.id.shards
-            );
-            return ShardEntry::default();
-        }
-        self.entries[index]
+        self.index.entry(index)
     }
 
     /// Set bits of shard `index` of the chunk (its index entry's).
     #[inline]
     pub fn popcount(&self, index: usize) -> u64 {
-        if self.popcounts.is_empty() {
-            debug_assert!(index < self.header.id.shards as usize);
-            return 0;
-        }
-        self.popcounts[index]
+        self.index.popcount(index)
     }
 
     /// Bytes of the file.
@@ -333,7 +366,9 @@ impl ChunkReader {
     pub fn verify_all(&self) -> Result<(), FormatError> {
         let mut words = vec![0u64; self.header.id.shard_words as usize];
         let mut frame = Vec::new();
-        for i in 0..self.entries.len() {
+        // An empty shard has nothing stored to check.
+        let nonempty: Vec<usize> = self.nonempty().map(|(i, _)| i).collect();
+        for i in nonempty {
             self.read_shard_via(i, &mut words, &mut frame)?;
         }
         Ok(())

@@ -26,6 +26,44 @@ fn write_sample(path: &Path) -> (ChunkHeader, u64) {
     write_chunk(path, id(2, 3), shards.iter().map(|s| &s[..]), WriteOptions::DURABLE).unwrap()
 }
 
+/// Writes the header's own checksum again, as its version computes it.
+fn reseal(bytes: &mut [u8]) {
+    let header: [u8; HEADER_LEN] = bytes[..HEADER_LEN].try_into().unwrap();
+    let own = own_checksum(&header, u32_at(&header, 8));
+    bytes[72..80].copy_from_slice(&own.to_le_bytes());
+}
+
+/// The file `bytes` (this version's layout) in the layout of `version`
+/// (2 to 6): an entry for every shard right after the header, then the
+/// frames, moved along by that index.
+fn in_old_layout(bytes: &[u8], version: u32) -> Vec<u8> {
+    let shards = u32_at(bytes, 28) as usize;
+    let index_offset = u64_at(bytes, 80) as usize;
+    let words = shards.div_ceil(64);
+    let index = &bytes[index_offset..];
+    let moved = (shards * ENTRY_LEN) as u64;
+    let mut listed = index[words * 8..].chunks_exact(ENTRY_LEN);
+    let mut full = Vec::new();
+    for shard in 0..shards {
+        let present = u64_at(index, shard / 64 * 8) >> (shard % 64) & 1 == 1;
+        let mut entry = [0u8; ENTRY_LEN];
+        if present {
+            entry.copy_from_slice(listed.next().unwrap());
+            let offset = u64_at(&entry, 0) + moved;
+            entry[..8].copy_from_slice(&offset.to_le_bytes());
+        }
+        full.extend_from_slice(&entry);
+    }
+    let mut old = bytes[..HEADER_LEN].to_vec();
+    old[8..12].copy_from_slice(&version.to_le_bytes());
+    old[64..72].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(&full).to_le_bytes());
+    old[80..].fill(0);
+    reseal(&mut old);
+    old.extend_from_slice(&full);
+    old.extend_from_slice(&bytes[HEADER_LEN..index_offset]);
+    old
+}
+
 #[test]
 fn roundtrip_shard_by_shard() {
     let dir = tempfile::tempdir().unwrap();
@@ -36,11 +74,7 @@ fn roundtrip_shard_by_shard() {
     let expected: u64 = shards.iter().map(|s| crate::space::bits::popcount(s)).sum();
     assert_eq!(header.popcount, expected);
     let reader = ChunkReader::open(&path, &id(2, 3)).unwrap();
-    assert_eq!(
-        reader.entries()[1],
-        ShardEntry::default(),
-        "an empty shard has no frame"
-    );
+    assert_eq!(reader.entry(1), ShardEntry::default(), "an empty shard has no frame");
     let mut out = vec![1u64; 500];
     // Any order, one at a time.
     for i in [2usize, 0, 1] {
@@ -85,7 +119,7 @@ fn sparse_shards_are_stored_as_lists() {
     write_and_read_back(&path, chunk, &[&most[..], &over[..]]);
     let stored = |i: usize| {
         let reader = ChunkReader::open(&path, &chunk).unwrap();
-        let e = reader.entries()[i];
+        let e = reader.entry(i);
         std::fs::read(&path).unwrap()[e.offset as usize..(e.offset + e.length) as usize].to_vec()
     };
     assert!(list::is_list(&stored(0)), "one bit in 64: a list");
@@ -101,7 +135,7 @@ fn sparse_shards_are_stored_as_lists() {
         assert!(err.to_string().contains("counted 499 set bits holds 500"), "{}", err);
     }
     let reader = ChunkReader::open(&path, &chunk).unwrap();
-    let at = reader.entries()[0].offset as usize + list::LIST_MAGIC.len() + 7;
+    let at = reader.entry(0).offset as usize + list::LIST_MAGIC.len() + 7;
     let mut bad = std::fs::read(&path).unwrap();
     bad[at] ^= 0x01;
     std::fs::write(&path, &bad).unwrap();
@@ -133,7 +167,13 @@ fn every_damaged_byte_is_caught_and_named() {
     let good = std::fs::read(&path).unwrap();
     let mut out = vec![0u64; 500];
     let step = good.len() / 211 + 1;
-    for at in (0..HEADER_LEN + 3 * ENTRY_LEN).chain((HEADER_LEN + 3 * ENTRY_LEN..good.len()).step_by(step)) {
+    // The header and the first frame's start, some bytes of the frames,
+    // and the whole index (a bitmap word and two entries) at the end.
+    let index = good.len() - (8 + 2 * ENTRY_LEN);
+    let bytes = (0..HEADER_LEN + 3 * ENTRY_LEN)
+        .chain((HEADER_LEN + 3 * ENTRY_LEN..index).step_by(step))
+        .chain(index..good.len());
+    for at in bytes {
         let mut bad = good.clone();
         bad[at] ^= 0x40;
         std::fs::write(&path, &bad).unwrap();
@@ -261,12 +301,12 @@ fn half_set_shards_are_stored_raw_and_still_checked() {
     let (_, _) = write_sample(&path);
     let reader = ChunkReader::open(&path, &id(2, 3)).unwrap();
     let raw_bytes = 500 * 8;
-    assert_eq!(reader.entries()[2].length, raw_bytes, "the half-set shard is raw");
-    assert!(reader.entries()[0].length < 100, "the sparse one is compressed");
+    assert_eq!(reader.entry(2).length, raw_bytes, "the half-set shard is raw");
+    assert!(reader.entry(0).length < 100, "the sparse one is compressed");
     assert!(stored_raw(raw_bytes / 2 * 8, raw_bytes * 8));
     assert!(!stored_raw(raw_bytes * 8 / 6, raw_bytes * 8));
     assert!(!stored_raw(raw_bytes * 8 * 9 / 10, raw_bytes * 8));
-    let offset = reader.entries()[2].offset + 100;
+    let offset = reader.entry(2).offset + 100;
     drop(reader);
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[offset as usize] ^= 0x10;
@@ -311,11 +351,11 @@ fn shards_that_do_not_compress_read_back() {
     }
 }
 
-/// Files of version 2 (before raw shards), 3 (before lists) and 4 (before
-/// header-only empty chunks) still read; older and newer versions are
-/// refused by name.
+/// Files of version 2 (before raw shards), 3 (before lists), 4 (before
+/// header-only empty chunks) and 5 and 6 (before the sparse index) still
+/// read; older and newer versions are refused by name.
 #[test]
-fn versions_2_to_4_read_and_others_are_refused() {
+fn versions_2_to_6_read_and_others_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c");
     // Shards an older writer wrote alike: compressed (one bit in 32 set:
@@ -326,19 +366,14 @@ fn versions_2_to_4_read_and_others_are_refused() {
     }
     let shards = [sparse, vec![0u64; 500]];
     write_chunk(&path, id(2, 2), shards.iter().map(|s| &s[..]), WriteOptions::DURABLE).unwrap();
-    assert!(!list::is_list(
-        &std::fs::read(&path).unwrap()[HEADER_LEN + 2 * ENTRY_LEN..]
-    ));
+    assert!(!list::is_list(&std::fs::read(&path).unwrap()[HEADER_LEN..]));
     let with_version = |version: u32| {
-        let mut bytes = std::fs::read(&path).unwrap();
-        bytes[8..12].copy_from_slice(&version.to_le_bytes());
-        let own = xxhash_rust::xxh3::xxh3_64(&bytes[..72]);
-        bytes[72..80].copy_from_slice(&own.to_le_bytes());
+        let bytes = in_old_layout(&std::fs::read(&path).unwrap(), version);
         let other = dir.path().join(format!("v{}", version));
         std::fs::write(&other, &bytes).unwrap();
         other
     };
-    for version in [2, 3, 4] {
+    for version in [2, 3, 4, 5, 6] {
         let old = with_version(version);
         let reader = ChunkReader::open(&old, &id(2, 2)).unwrap();
         assert_eq!(reader.header().version, version);

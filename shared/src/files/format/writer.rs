@@ -3,24 +3,16 @@
 //! ([`write_chunk`]), or many empty chunks together
 //! ([`write_empty_chunks`]). The layout is the parent module's.
 
+use super::index::ShardIndex;
 use super::{
-    payload_bytes, ChunkHeader, ChunkId, FormatError, PreparedShard, ShardEntry, ENTRY_LEN, FORMAT_VERSION, HEADER_LEN,
+    payload_bytes, ChunkHeader, ChunkId, FormatError, PreparedShard, ShardEntry, FORMAT_VERSION, HEADER_LEN,
     WRITE_BUFFER,
 };
 use crate::files::WriteOptions;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-
-fn encode_index(entries: &[ShardEntry]) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(entries.len() * ENTRY_LEN);
-    for e in entries {
-        for v in [e.offset, e.length, e.popcount, e.checksum] {
-            bytes.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    bytes
-}
 
 /// A unique name beside `path` for a file on its way there: the process,
 /// the thread and the moment make it one no other writer picks.
@@ -67,9 +59,10 @@ impl ChunkWriter {
             return Err(io(io::Error::from_raw_os_error(28)));
         }
         let file = BufWriter::with_capacity(WRITE_BUFFER, File::create(&tmp).map_err(io)?);
-        // Payloads start after the header and index, which are written
-        // last (over a placeholder written with the first payload).
-        let position = (HEADER_LEN + ENTRY_LEN * id.shards as usize) as u64;
+        // Payloads start after the header, which is written last (over a
+        // placeholder written with the first payload), and the index
+        // follows them.
+        let position = HEADER_LEN as u64;
         Ok(ChunkWriter {
             path: path.into(),
             tmp,
@@ -110,9 +103,8 @@ impl ChunkWriter {
             let io = |e| FormatError::io(&self.path, e);
             let file = self.file.as_mut().expect("open until finished");
             if self.popcount == 0 {
-                // The first payload: the header and index go before it.
-                let index_end = (HEADER_LEN + ENTRY_LEN * self.id.shards as usize) as u64;
-                file.write_all(&vec![0u8; index_end as usize]).map_err(io)?;
+                // The first payload: the header goes before it.
+                file.write_all(&[0u8; HEADER_LEN]).map_err(io)?;
             }
             match &prepared.frames {
                 Some(frames) => {
@@ -169,29 +161,32 @@ impl ChunkWriter {
         );
         // An empty chunk is its header alone (see the module's layout).
         let index = if self.popcount == 0 {
-            self.position = HEADER_LEN as u64;
             Vec::new()
         } else {
-            encode_index(&self.entries)
+            ShardIndex::from_entries(&self.entries).encode()
         };
         let header = ChunkHeader {
             version: FORMAT_VERSION,
             id: self.id,
             popcount: self.popcount,
             index_checksum: xxhash_rust::xxh3::xxh3_64(&index),
+            index_offset: self.position,
         };
+        let size = self.position + index.len() as u64;
         let file = self.file.take().expect("open until finished");
         let result = (|| -> io::Result<()> {
             let mut file = file.into_inner().map_err(|e| e.into_error())?;
+            // After the last frame (the header alone: at its end, which
+            // only the header's write below makes the file's).
+            file.write_all_at(&index, self.position)?;
             file.seek(SeekFrom::Start(0))?;
             file.write_all(&header.encode())?;
-            file.write_all(&index)?;
             self.options.sync_file(&file)?;
             drop(file);
             std::fs::rename(&self.tmp, &self.path)
         })();
         result.map_err(|e| FormatError::io(&self.path, e))?;
-        Ok((header, self.position))
+        Ok((header, size))
     }
 }
 
