@@ -5,6 +5,19 @@
 
 use super::{u64_at, ShardEntry, ENTRY_LEN};
 
+/// Index entries of 32 bytes each (offset, length, popcount, checksum),
+/// as every version writes them.
+pub(super) fn decode_entries(bytes: &[u8]) -> Vec<ShardEntry> {
+    (bytes.chunks_exact(ENTRY_LEN))
+        .map(|raw| ShardEntry {
+            offset: u64_at(raw, 0),
+            length: u64_at(raw, 8),
+            popcount: u64_at(raw, 16),
+            checksum: u64_at(raw, 24),
+        })
+        .collect()
+}
+
 /// The index of a chunk of `shards` shards.
 #[derive(Debug)]
 pub(super) struct ShardIndex {
@@ -89,16 +102,11 @@ impl ShardIndex {
         if bytes.len() != words * 8 + nonempty * ENTRY_LEN {
             return Err("index length does not match its bitmap");
         }
-        let entries = bytes[words * 8..]
-            .chunks_exact(ENTRY_LEN)
-            .map(|raw| ShardEntry {
-                offset: u64_at(raw, 0),
-                length: u64_at(raw, 8),
-                popcount: u64_at(raw, 16),
-                checksum: u64_at(raw, 24),
-            })
-            .collect();
-        Ok(ShardIndex::from_parts(shards, present, entries))
+        Ok(ShardIndex::from_parts(
+            shards,
+            present,
+            decode_entries(&bytes[words * 8..]),
+        ))
     }
 
     /// Where shard `i`'s entry is among the non-empty shards', if it has one.

@@ -2,10 +2,10 @@
 //! once and then shards one at a time (each frame checked against its
 //! index entry), or everything ([`verify_chunk`]).
 
-use super::index::ShardIndex;
+use super::index::{decode_entries, ShardIndex};
 use super::{
-    list, u64_at, ChunkHeader, ChunkId, FormatError, ShardEntry, ENTRY_LEN, HEADER_LEN, HEADER_ONLY_VERSION,
-    LISTS_VERSION, SPARSE_INDEX_VERSION,
+    list, ChunkHeader, ChunkId, FormatError, ShardEntry, ENTRY_LEN, HEADER_LEN, HEADER_ONLY_VERSION, LISTS_VERSION,
+    SPARSE_INDEX_VERSION,
 };
 use std::fs::File;
 use std::io::{self, Read};
@@ -105,14 +105,7 @@ impl ChunkReader {
         if xxhash_rust::xxh3::xxh3_64(&index) != header.index_checksum {
             return Err(FormatError::corrupt(path, "index checksum mismatch"));
         }
-        let entries: Vec<ShardEntry> = (index.chunks_exact(ENTRY_LEN))
-            .map(|raw| ShardEntry {
-                offset: u64_at(raw, 0),
-                length: u64_at(raw, 8),
-                popcount: u64_at(raw, 16),
-                checksum: u64_at(raw, 24),
-            })
-            .collect();
+        let entries = decode_entries(&index);
         // An empty shard has no frame.
         if entries
             .iter()
