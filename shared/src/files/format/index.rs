@@ -131,8 +131,13 @@ impl ShardIndex {
 
     /// The non-empty shards, in order, with their entries.
     pub(super) fn nonempty(&self) -> impl Iterator<Item = (usize, ShardEntry)> + '_ {
-        let shards = (self.present.iter().enumerate())
-            .flat_map(|(w, &word)| (0..64).filter(move |b| word >> b & 1 == 1).map(move |b| w * 64 + b));
+        // Each word's set bits, lowest first, one step per bit.
+        let shards = (self.present.iter().enumerate()).flat_map(|(w, &word)| {
+            std::iter::successors(Some(word).filter(|&x| x != 0), |&x| {
+                Some(x & (x - 1)).filter(|&y| y != 0)
+            })
+            .map(move |x| w * 64 + x.trailing_zeros() as usize)
+        });
         shards.zip(self.entries.iter().copied())
     }
 

@@ -113,9 +113,9 @@ impl ChunkReader {
         {
             return Err(FormatError::corrupt(path, "index entry out of place"));
         }
-        let nonempty: Vec<ShardEntry> = entries.iter().filter(|e| e.length > 0).copied().collect();
-        Self::check_frames(path, header, &nonempty, data_start, size)?;
-        Ok(ShardIndex::from_entries(&entries))
+        let index = ShardIndex::from_entries(&entries);
+        Self::check_frames(path, header, index.entries(), data_start, size)?;
+        Ok(index)
     }
 
     /// Checks that the non-empty shards' frames (`entries`, in shard
@@ -360,8 +360,7 @@ impl ChunkReader {
         let mut words = vec![0u64; self.header.id.shard_words as usize];
         let mut frame = Vec::new();
         // An empty shard has nothing stored to check.
-        let nonempty: Vec<usize> = self.nonempty().map(|(i, _)| i).collect();
-        for i in nonempty {
+        for (i, _) in self.nonempty() {
             self.read_shard_via(i, &mut words, &mut frame)?;
         }
         Ok(())
